@@ -1,0 +1,131 @@
+package io.ordertimeout.functions.orders;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.api.ApiError;
+import io.ordertimeout.api.HttpBodies;
+import io.ordertimeout.api.Json;
+import io.ordertimeout.api.OrderViews;
+import io.ordertimeout.api.PlaceOrderRequests;
+import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.order.Order;
+import io.ordertimeout.order.PlaceOrderService.Placed;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * order-created: the order API behind API Gateway's HTTP API (payload 2.0).
+ *
+ * <ul>
+ *   <li>{@code POST /orders}: place an order (201; 200 for an identical retry; 409 conflict or out of stock;
+ *       400 bad input)
+ *   <li>{@code GET /orders/{id}}: the order (200; 404)
+ * </ul>
+ */
+public final class OrderApiHandler implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+  private static final Logger log = LoggerFactory.getLogger(OrderApiHandler.class);
+
+  private final OrderTimeout app;
+
+  /** Lambda's constructor: clients come from the environment once per execution environment. */
+  public OrderApiHandler() {
+    this(Init.APP);
+  }
+
+  /** For tests and the local runner: the collaborators come from the caller. */
+  public OrderApiHandler(OrderTimeout app) {
+    this.app = app;
+  }
+
+  @Override
+  public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
+    try {
+      return route(event);
+    } catch (ApiError e) {
+      return respond(e.status(), Json.error(e.code(), e.getMessage()));
+    } catch (DataAccessException e) {
+      log.error("order API {} {} failed on the database (request {}): {}", method(event), path(event),
+          requestId(context), e.toString());
+      return respond(503, Json.error("UNAVAILABLE", "the order store is unavailable; retry later"));
+    } catch (RuntimeException e) {
+      log.error("order API {} {} failed (request {})", method(event), path(event), requestId(context), e);
+      return respond(500, Json.error("INTERNAL", "internal error; request " + requestId(context)));
+    }
+  }
+
+  private APIGatewayV2HTTPResponse route(APIGatewayV2HTTPEvent event) {
+    String method = method(event);
+    String[] segments = path(event).replaceAll("^/+|/+$", "").split("/");
+    if (segments.length == 1 && segments[0].equals("orders")) {
+      requireMethod(method, "POST");
+      return place(event);
+    }
+    if (segments.length == 2 && segments[0].equals("orders")) {
+      requireMethod(method, "GET");
+      return get(pathId(event, segments[1]));
+    }
+    throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method + " " + path(event));
+  }
+
+  private APIGatewayV2HTTPResponse place(APIGatewayV2HTTPEvent event) {
+    byte[] body = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
+    Placed placed = app.placeOrders().place(app.placeOrderRequests().parse(body));
+    return respond(placed.created() ? 201 : 200, Json.write(OrderViews.of(placed.order())));
+  }
+
+  private APIGatewayV2HTTPResponse get(String orderId) {
+    Order order = app.orders().find(orderId)
+        .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
+    return respond(200, Json.write(OrderViews.of(order)));
+  }
+
+  private static String pathId(APIGatewayV2HTTPEvent event, String fromPath) {
+    Map<String, String> params = event.getPathParameters();
+    String id = params != null && params.get("id") != null ? params.get("id") : fromPath;
+    return PlaceOrderRequests.orderIdFromPath(id);
+  }
+
+  private static void requireMethod(String actual, String expected) {
+    if (!expected.equals(actual)) {
+      throw new ApiError(405, "METHOD_NOT_ALLOWED", "use " + expected + ", not " + actual);
+    }
+  }
+
+  private static String method(APIGatewayV2HTTPEvent event) {
+    var ctx = event.getRequestContext();
+    return ctx != null && ctx.getHttp() != null && ctx.getHttp().getMethod() != null
+        ? ctx.getHttp().getMethod() : "GET";
+  }
+
+  /** The path without the stage: API Gateway keeps the stage in rawPath for named stages. */
+  private static String path(APIGatewayV2HTTPEvent event) {
+    String raw = event.getRawPath() == null ? "/" : event.getRawPath();
+    var ctx = event.getRequestContext();
+    String stage = ctx == null ? null : ctx.getStage();
+    if (stage != null && !stage.equals("$default") && raw.startsWith("/" + stage + "/")) {
+      return raw.substring(stage.length() + 1);
+    }
+    return raw;
+  }
+
+  private static String requestId(Context context) {
+    return context == null ? "-" : context.getAwsRequestId();
+  }
+
+  static APIGatewayV2HTTPResponse respond(int status, String body) {
+    return APIGatewayV2HTTPResponse.builder()
+        .withStatusCode(status)
+        .withHeaders(Map.of("content-type", "application/json; charset=utf-8"))
+        .withBody(body)
+        .build();
+  }
+
+  /** Lambda init: one set of clients per execution environment, built when the class is first used. */
+  private static final class Init {
+    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+  }
+}

@@ -1,0 +1,144 @@
+package io.ordertimeout.config;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The one configuration object of a function, read from the environment once at init, validated once.
+ *
+ * <p>Every tunable has a default chosen for the Lambda sizes in template.yaml; the comment on each says why.
+ * Contradictions fail fast with the offending variable named, so a bad deploy dies at init, not mid-close.
+ */
+public record OtcConfig(
+    String mysqlUrl,
+    String mysqlUser,
+    String mysqlPassword,
+    int dbPoolSize,
+    String redisUri,
+    boolean redisCluster,
+    String keyPrefix,
+    int timerShards,
+    Duration defaultOrderTimeout,
+    Duration maxOrderTimeout,
+    int sweepBatch,
+    Duration claimLease,
+    Duration sweepPoll,
+    Duration invocationMargin,
+    boolean migrateOnStart) {
+
+  public OtcConfig {
+    Objects.requireNonNull(mysqlUrl, "OTC_MYSQL_URL");
+    Objects.requireNonNull(redisUri, "OTC_REDIS_URI");
+    require(dbPoolSize >= 1 && dbPoolSize <= 64, "OTC_DB_POOL_SIZE must be 1..64, was " + dbPoolSize);
+    require(keyPrefix.matches("[A-Za-z0-9_.-]{1,32}"),
+        "OTC_KEY_PREFIX must be 1-32 of [A-Za-z0-9_.-] (no braces or colons), was '" + keyPrefix + "'");
+    require(timerShards >= 1 && timerShards <= 1024, "OTC_TIMER_SHARDS must be 1..1024, was " + timerShards);
+    require(sweepBatch >= 1 && sweepBatch <= 5000, "OTC_SWEEP_BATCH must be 1..5000, was " + sweepBatch);
+    require(!defaultOrderTimeout.isNegative() && !defaultOrderTimeout.isZero(),
+        "OTC_DEFAULT_TIMEOUT_SECONDS must be positive");
+    require(defaultOrderTimeout.compareTo(maxOrderTimeout) <= 0,
+        "OTC_DEFAULT_TIMEOUT_SECONDS " + defaultOrderTimeout.toSeconds()
+            + " exceeds OTC_MAX_TIMEOUT_SECONDS " + maxOrderTimeout.toSeconds());
+    require(claimLease.toMillis() >= 1_000,
+        "OTC_CLAIM_LEASE_MS must be at least 1000 (a close batch must finish inside its lease), was "
+            + claimLease.toMillis());
+    require(!sweepPoll.isNegative() && sweepPoll.toMillis() <= 5_000, "OTC_SWEEP_POLL_MS must be 0..5000");
+  }
+
+  /** Reads the configuration from environment variables (Lambda's, or the local runner's). */
+  public static OtcConfig fromEnvironment(Map<String, String> env) {
+    Env e = new Env(env);
+    return new OtcConfig(
+        e.required("OTC_MYSQL_URL"),
+        e.get("OTC_MYSQL_USER", "root"),
+        e.get("OTC_MYSQL_PASSWORD", ""),
+        // Lambda runs one request at a time per environment; 2 covers the sweep's inline close plus one
+        // concurrent helper, and keeps RDS Proxy fan-out small when hundreds of environments run.
+        e.intValue("OTC_DB_POOL_SIZE", 2),
+        e.required("OTC_REDIS_URI"),
+        Boolean.parseBoolean(e.get("OTC_REDIS_CLUSTER", "false")),
+        e.get("OTC_KEY_PREFIX", "otc"),
+        // 16 shards spread over a 3-shard ElastiCache cluster's slots and keep one ZSET under ~100k
+        // members at 1M open orders, so a claim's ZRANGEBYSCORE stays O(log n + batch).
+        e.intValue("OTC_TIMER_SHARDS", 16),
+        Duration.ofSeconds(e.intValue("OTC_DEFAULT_TIMEOUT_SECONDS", 900)),
+        Duration.ofSeconds(e.intValue("OTC_MAX_TIMEOUT_SECONDS", 86_400)),
+        // 500 ids make one IN list and ~1,000 ledger rows: one round trip each, a 10-50 ms transaction.
+        e.intValue("OTC_SWEEP_BATCH", 500),
+        // A claimed batch reappears after the lease if its claimer died. 30 s is far above a batch's
+        // worst case (WeChat timeouts 3 s x retries) and short enough that a crash delays closes little.
+        Duration.ofMillis(e.intValue("OTC_CLAIM_LEASE_MS", 30_000)),
+        // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
+        Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)),
+        // Stop looping this long before Lambda's deadline: one batch plus releasing leases fits in it.
+        Duration.ofMillis(e.intValue("OTC_INVOCATION_MARGIN_MS", 5_000)),
+        Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")));
+  }
+
+  public OtcConfig withKeyPrefix(String prefix) {
+    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, prefix,
+        timerShards, defaultOrderTimeout, maxOrderTimeout, sweepBatch, claimLease, sweepPoll,
+        invocationMargin, migrateOnStart);
+  }
+
+  public OtcConfig withClaimLease(Duration lease) {
+    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, keyPrefix,
+        timerShards, defaultOrderTimeout, maxOrderTimeout, sweepBatch, lease, sweepPoll, invocationMargin,
+        migrateOnStart);
+  }
+
+  public OtcConfig withTimerShards(int shards) {
+    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, keyPrefix,
+        shards, defaultOrderTimeout, maxOrderTimeout, sweepBatch, claimLease, sweepPoll, invocationMargin,
+        migrateOnStart);
+  }
+
+  public OtcConfig withSweepBatch(int batch) {
+    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, keyPrefix,
+        timerShards, defaultOrderTimeout, maxOrderTimeout, batch, claimLease, sweepPoll, invocationMargin,
+        migrateOnStart);
+  }
+
+  @Override
+  public String toString() {
+    // Never print the password: configuration is logged at init.
+    return "OtcConfig[mysqlUrl=" + mysqlUrl + ", mysqlUser=" + mysqlUser + ", dbPoolSize=" + dbPoolSize
+        + ", redisUri=" + redisUri.replaceAll("//[^@/]*@", "//***@") + ", redisCluster=" + redisCluster
+        + ", keyPrefix=" + keyPrefix + ", timerShards=" + timerShards + ", defaultOrderTimeout="
+        + defaultOrderTimeout + ", sweepBatch=" + sweepBatch + ", claimLease=" + claimLease + "]";
+  }
+
+  private static void require(boolean ok, String message) {
+    if (!ok) {
+      throw new IllegalArgumentException("invalid configuration: " + message);
+    }
+  }
+
+  private record Env(Map<String, String> env) {
+    String get(String name, String fallback) {
+      String v = env.get(name);
+      return v == null || v.isBlank() ? fallback : v.trim();
+    }
+
+    String required(String name) {
+      String v = get(name, null);
+      if (v == null) {
+        throw new IllegalArgumentException("invalid configuration: " + name + " is not set");
+      }
+      return v;
+    }
+
+    int intValue(String name, int fallback) {
+      String v = get(name, null);
+      if (v == null) {
+        return fallback;
+      }
+      try {
+        return Integer.parseInt(v);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("invalid configuration: " + name + " is not a number: '" + v + "'");
+      }
+    }
+  }
+}

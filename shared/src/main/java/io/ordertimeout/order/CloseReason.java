@@ -1,0 +1,11 @@
+package io.ordertimeout.order;
+
+/** Why an order was closed; TIMEOUT closes re-check {@code expire_at <= NOW(3)} in the closing UPDATE. */
+public enum CloseReason {
+  TIMEOUT,
+  USER_CANCEL;
+
+  public boolean requiresDeadline() {
+    return this == TIMEOUT;
+  }
+}
