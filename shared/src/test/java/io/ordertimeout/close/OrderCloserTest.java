@@ -1,0 +1,120 @@
+package io.ordertimeout.close;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ordertimeout.order.CloseReason;
+import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.testing.TestStack;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class OrderCloserTest {
+  private TestStack stack;
+
+  @BeforeEach
+  void setUp() {
+    stack = TestStack.create("closer");
+    stack.seedSku("sku-a", 100);
+    stack.seedSku("sku-b", 100);
+    stack.seedCoupon("cp-1", "u1");
+  }
+
+  @AfterEach
+  void tearDown() {
+    stack.assertInvariants();
+    stack.close();
+  }
+
+  @Test
+  void closesAnOverdueOrderReleasingStockAndCouponOnce() throws Exception {
+    stack.place("order-001", "u1", 1, "cp-1", new OrderItem("sku-a", 3), new OrderItem("sku-b", 2));
+    Thread.sleep(1_100);
+
+    CloseResult first = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
+    CloseResult second = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
+
+    assertThat(first.closed()).extracting(CloseResult.ClosedOrder::orderId).containsExactly("order-001");
+    assertThat(first.closed().get(0).lagMillis()).isGreaterThanOrEqualTo(0);
+    assertThat(second.closed()).isEmpty();
+    assertThat(second.alreadyFinal()).containsExactly("order-001");
+    assertThat(stack.dump("SELECT status, close_reason FROM orders")).containsExactly("CLOSED|TIMEOUT|");
+    assertThat(stack.dump("SELECT sku_id, available, reserved, sold FROM stock ORDER BY sku_id"))
+        .containsExactly("sku-a|100|0|0|", "sku-b|100|0|0|");
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")).isEqualTo(2);
+    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons")).containsExactly("AVAILABLE|null|");
+    assertThat(stack.app().timers().deadlineOf("order-001")).isEmpty();
+  }
+
+  @Test
+  void leavesAnOrderBeforeItsDeadlineOpenAndMovesItsTimerToTheDeadline() {
+    stack.place("order-002", "u1", 60, null, new OrderItem("sku-a", 1));
+
+    CloseResult result = stack.app().closer().close(List.of("order-002"), CloseReason.TIMEOUT);
+
+    assertThat(result.closed()).isEmpty();
+    assertThat(result.notDue()).containsKey("order-002");
+    assertThat(result.notDue().get("order-002")).isBetween(50_000L, 60_001L);
+    assertThat(stack.dump("SELECT status FROM orders")).containsExactly("UNPAID|");
+    assertThat(stack.app().timers().deadlineOf("order-002")).isPresent();
+  }
+
+  @Test
+  void aUserCancelClosesBeforeTheDeadline() {
+    stack.place("order-003", "u1", 600, "cp-1", new OrderItem("sku-a", 5));
+
+    CloseResult result = stack.app().closer().close(List.of("order-003"), CloseReason.USER_CANCEL);
+
+    assertThat(result.closed()).hasSize(1);
+    assertThat(stack.dump("SELECT status, close_reason FROM orders")).containsExactly("CLOSED|USER_CANCEL|");
+    assertThat(stack.dump("SELECT available, reserved FROM stock WHERE sku_id = 'sku-a'")).containsExactly("100|0|");
+  }
+
+  @Test
+  void unknownIdsAreReportedAndTheirTimersRemoved() {
+    stack.app().timers().schedule("ghost-order", 1);
+
+    CloseResult result = stack.app().closer().close(List.of("ghost-order"), CloseReason.TIMEOUT);
+
+    assertThat(result.unknown()).containsExactly("ghost-order");
+    assertThat(stack.app().timers().deadlineOf("ghost-order")).isEmpty();
+  }
+
+  @Test
+  void eightConcurrentClosersOverTheSameOrdersCloseEachExactlyOnce() throws Exception {
+    stack.seedSku("hot", 10_000);
+    List<String> ids = stack.bulkPlace("conc-", 2_000, Duration.ofSeconds(-1), i -> new OrderItem("hot", 2));
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    List<Callable<Integer>> workers = new ArrayList<>();
+    for (int w = 0; w < 8; w++) {
+      List<String> shuffled = new ArrayList<>(ids);
+      java.util.Collections.shuffle(shuffled, new java.util.Random(w));
+      workers.add(() -> {
+        int closed = 0;
+        for (int from = 0; from < shuffled.size(); from += 250) {
+          closed += stack.app().closer()
+              .close(shuffled.subList(from, Math.min(from + 250, shuffled.size())), CloseReason.TIMEOUT)
+              .closed().size();
+        }
+        return closed;
+      });
+    }
+    int total = 0;
+    for (Future<Integer> f : pool.invokeAll(workers)) {
+      total += f.get();
+    }
+    pool.shutdown();
+
+    assertThat(total).isEqualTo(2_000);
+    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(2_000);
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")).isEqualTo(2_000);
+    assertThat(stack.dump("SELECT available, reserved FROM stock WHERE sku_id = 'hot'")).containsExactly("10000|0|");
+  }
+}

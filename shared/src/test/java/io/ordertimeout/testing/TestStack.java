@@ -1,0 +1,285 @@
+package io.ordertimeout.testing;
+
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.embedded.EmbeddedServers;
+import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.order.PlaceOrderCommand;
+import io.ordertimeout.order.PlaceOrderService.Placed;
+import io.ordertimeout.redis.TimeSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+import java.util.function.UnaryOperator;
+
+/**
+ * One test's own slice of the real servers: a fresh MySQL schema with the migrations applied, a Redis key
+ * prefix, and the system wired on them. Tests therefore pass in any order and against shared external servers.
+ */
+public final class TestStack implements AutoCloseable {
+  private final EmbeddedServers servers;
+  private final String schema;
+  private final OrderTimeout app;
+
+  private TestStack(EmbeddedServers servers, String schema, OrderTimeout app) {
+    this.servers = servers;
+    this.schema = schema;
+    this.app = app;
+  }
+
+  public static TestStack create(String hint) {
+    return create(hint, c -> c, null);
+  }
+
+  /** {@code tweak} adjusts the configuration; {@code time} replaces Redis TIME (null keeps it). */
+  public static TestStack create(String hint, UnaryOperator<OtcConfig> tweak, TimeSource time) {
+    EmbeddedServers servers = EmbeddedServers.get();
+    String schema = servers.createSchema(hint);
+    OtcConfig config = tweak.apply(testConfig(servers, schema, servers.newKeyPrefix(hint)));
+    return new TestStack(servers, schema, new OrderTimeout(config, time));
+  }
+
+  /**
+   * A second wiring over the same schema and keys (another "worker"), whose clock is Redis TIME shifted by
+   * {@code skewMillis}. Closing it closes its clients only.
+   */
+  public static TestStack sharing(TestStack other, long skewMillis) {
+    OrderTimeout base = other.app;
+    TimeSource skewed = new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()).skewed(skewMillis);
+    return new TestStack(other.servers, other.schema, new OrderTimeout(base.config(), skewed));
+  }
+
+  /** Defaults for tests: a bigger pool, 4 shards, quick polls and no invocation margin. */
+  public static OtcConfig testConfig(EmbeddedServers servers, String schema, String keyPrefix) {
+    Map<String, String> env = new HashMap<>();
+    env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
+    env.put("OTC_MYSQL_USER", servers.mysqlUser());
+    env.put("OTC_MYSQL_PASSWORD", servers.mysqlPassword());
+    env.put("OTC_DB_POOL_SIZE", "8");
+    env.put("OTC_REDIS_URI", servers.redisUri());
+    env.put("OTC_KEY_PREFIX", keyPrefix);
+    env.put("OTC_TIMER_SHARDS", "4");
+    env.put("OTC_SWEEP_POLL_MS", "20");
+    env.put("OTC_INVOCATION_MARGIN_MS", "0");
+    env.put("OTC_MIGRATE_ON_START", "true");
+    return OtcConfig.fromEnvironment(env);
+  }
+
+  public OrderTimeout app() {
+    return app;
+  }
+
+  public EmbeddedServers servers() {
+    return servers;
+  }
+
+  public void seedSku(String skuId, long quantity) {
+    update("INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)", skuId, quantity, quantity);
+  }
+
+  public void seedCoupon(String couponId, String owner) {
+    update("INSERT INTO coupons (coupon_id, owner_user_id) VALUES (?, ?)", couponId, owner);
+  }
+
+  /** Places an order through the real use case. */
+  public Placed place(String orderId, String userId, int timeoutSeconds, String couponId, OrderItem... items) {
+    return app.placeOrders().place(new PlaceOrderCommand(orderId, "default", userId, List.of(items), couponId,
+        100, timeoutSeconds));
+  }
+
+  /**
+   * Writes {@code count} UNPAID orders the way placing them would (order, items, RESERVE ledger, snapshot,
+   * reserved stock) in a few multi-row statements, and schedules their timers: seeding 10,000 orders one
+   * placement at a time would dominate a test's run time. Deadlines are {@code expireIn} from the DB's now.
+   */
+  public List<String> bulkPlace(String idPrefix, int count, Duration expireIn, IntFunction<OrderItem> item) {
+    Map<String, OrderItem> orders = new LinkedHashMap<>();
+    for (int i = 0; i < count; i++) {
+      orders.put(idPrefix + String.format("%08d", i), item.apply(i));
+    }
+    Map<String, Long> deadlines = sql(c -> bulkInsert(c, orders, expireIn));
+    app.timers().scheduleAll(deadlines);
+    return new ArrayList<>(orders.keySet());
+  }
+
+  private static Map<String, Long> bulkInsert(Connection c, Map<String, OrderItem> orders, Duration expireIn)
+      throws SQLException {
+    c.setAutoCommit(false);
+    long expireMicros = expireIn.toNanos() / 1_000;
+    try (PreparedStatement o = c.prepareStatement("INSERT INTO orders (order_id, user_id, status, amount_fen,"
+            + " request_hash, created_at, expire_at) VALUES (?, 'bulk-user', 'UNPAID', 100, REPEAT('0', 64),"
+            + " NOW(3), TIMESTAMPADD(MICROSECOND, ?, NOW(3)))");
+        PreparedStatement it = c.prepareStatement(
+            "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?, ?, ?)");
+        PreparedStatement led = c.prepareStatement(
+            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?, ?, 'RESERVE', ?)");
+        PreparedStatement snap = c.prepareStatement(
+            "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?, '{}', REPEAT('0', 64))")) {
+      Map<String, Long> perSku = new HashMap<>();
+      for (Map.Entry<String, OrderItem> e : orders.entrySet()) {
+        o.setString(1, e.getKey());
+        o.setLong(2, expireMicros);
+        o.addBatch();
+        for (PreparedStatement ps : new PreparedStatement[] {it, led}) {
+          ps.setString(1, e.getKey());
+          ps.setString(2, e.getValue().skuId());
+          ps.setInt(3, e.getValue().quantity());
+          ps.addBatch();
+        }
+        snap.setString(1, e.getKey());
+        snap.addBatch();
+        perSku.merge(e.getValue().skuId(), (long) e.getValue().quantity(), Long::sum);
+      }
+      o.executeBatch();
+      it.executeBatch();
+      led.executeBatch();
+      snap.executeBatch();
+      reserve(c, perSku);
+    }
+    Map<String, Long> deadlines = deadlines(c, orders.keySet());
+    c.commit();
+    return deadlines;
+  }
+
+  private static void reserve(Connection c, Map<String, Long> perSku) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE stock SET available = available - ?,"
+        + " reserved = reserved + ? WHERE sku_id = ? AND available >= ?")) {
+      for (Map.Entry<String, Long> e : perSku.entrySet()) {
+        ps.setLong(1, e.getValue());
+        ps.setLong(2, e.getValue());
+        ps.setString(3, e.getKey());
+        ps.setLong(4, e.getValue());
+        if (ps.executeUpdate() != 1) {
+          throw new IllegalStateException("not enough stock of " + e.getKey() + " to seed " + e.getValue());
+        }
+      }
+    }
+  }
+
+  private static Map<String, Long> deadlines(Connection c, java.util.Set<String> ids) throws SQLException {
+    Map<String, Long> deadlines = new HashMap<>();
+    String first = ids.iterator().next();
+    String prefix = first.substring(0, first.length() - 8);
+    try (PreparedStatement ps = c.prepareStatement("SELECT order_id, expire_at FROM orders WHERE order_id LIKE ?")) {
+      ps.setString(1, prefix + "%");
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          deadlines.put(rs.getString("order_id"),
+              io.ordertimeout.order.OrderStore.instant(rs, "expire_at").toEpochMilli());
+        }
+      }
+    }
+    return deadlines;
+  }
+
+  /** Checks DESIGN.md section 3's invariants 1-5 on this test's schema; throws AssertionError on any violation. */
+  public void assertInvariants() {
+    new InvariantChecker(app.dataSource()).assertHolds();
+  }
+
+  public long count(String sql, Object... args) {
+    return sql(c -> {
+      try (PreparedStatement ps = prepare(c, sql, args); ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    });
+  }
+
+  public int update(String sql, Object... args) {
+    return sql(c -> {
+      try (PreparedStatement ps = prepare(c, sql, args)) {
+        return ps.executeUpdate();
+      }
+    });
+  }
+
+  /** Runs one statement outside the system's code: the snapshot tests use it to compare before and after. */
+  public List<String> dump(String sql) {
+    return sql(c -> {
+      List<String> rows = new ArrayList<>();
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+        int columns = rs.getMetaData().getColumnCount();
+        while (rs.next()) {
+          StringBuilder row = new StringBuilder();
+          for (int i = 1; i <= columns; i++) {
+            row.append(rs.getString(i)).append('|');
+          }
+          rows.add(row.toString());
+        }
+      }
+      return rows;
+    });
+  }
+
+  /** Every table's rows, for tests that assert a refused request changed nothing. */
+  public List<String> databaseState() {
+    List<String> state = new ArrayList<>();
+    for (String table : List.of("orders", "order_items", "stock", "coupons", "stock_movements", "order_snapshots")) {
+      state.add("## " + table);
+      state.addAll(dump("SELECT * FROM " + table + " ORDER BY 1, 2"));
+    }
+    return state;
+  }
+
+  /** Every Redis key of this test with its type and size. */
+  public List<String> redisState() {
+    var redis = app.redis().sync();
+    List<String> keys = new ArrayList<>(redis.keys(app.config().keyPrefix() + ":*"));
+    keys.sort(null);
+    List<String> state = new ArrayList<>();
+    for (String key : keys) {
+      String type = redis.type(key);
+      long size = "zset".equals(type) ? redis.zcard(key) : "stream".equals(type) ? redis.xlen(key) : 1;
+      state.add(key + " " + type + " " + size);
+    }
+    return state;
+  }
+
+  @FunctionalInterface
+  public interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+
+  public <T> T sql(SqlWork<T> work) {
+    try (Connection c = app.dataSource().getConnection()) {
+      return work.run(c);
+    } catch (SQLException e) {
+      throw new IllegalStateException("test SQL failed: " + e.getMessage(), e);
+    }
+  }
+
+  private static PreparedStatement prepare(Connection c, String sql, Object... args) throws SQLException {
+    PreparedStatement ps = c.prepareStatement(sql);
+    for (int i = 0; i < args.length; i++) {
+      ps.setObject(i + 1, args[i]);
+    }
+    return ps;
+  }
+
+  @Override
+  public void close() {
+    try {
+      var redis = app.redis().sync();
+      List<String> keys = redis.keys(app.config().keyPrefix() + ":*");
+      if (!keys.isEmpty()) {
+        redis.del(keys.toArray(String[]::new));
+      }
+    } catch (RuntimeException e) {
+      // Redis may be down on purpose in a fault test; the key prefix is unique anyway.
+    } finally {
+      app.close();
+      servers.dropSchema(schema);
+    }
+  }
+}
