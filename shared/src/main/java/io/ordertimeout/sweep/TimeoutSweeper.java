@@ -46,7 +46,8 @@ public final class TimeoutSweeper {
   private final Metrics metrics;
   private final Settings settings;
   private final String token = UUID.randomUUID().toString();
-  private long leasesRefreshedAt = Long.MIN_VALUE;
+  private long leasesRefreshedAt;
+  private boolean leasesEverRefreshed;
   private final Object sleeper = new Object();
   private volatile boolean done;
 
@@ -100,9 +101,10 @@ public final class TimeoutSweeper {
 
   private void refreshLeases(TreeSet<Integer> held) {
     long now = System.nanoTime() / 1_000_000;
-    if (now - leasesRefreshedAt < LEASE_REFRESH_MILLIS) {
+    if (leasesEverRefreshed && now - leasesRefreshedAt < LEASE_REFRESH_MILLIS) {
       return;
     }
+    leasesEverRefreshed = true;
     leasesRefreshedAt = now;
     for (int shard = 0; shard < timers.shards(); shard++) {
       if (leases.acquire(timers.leaseKey(shard), token, SHARD_LEASE.toMillis())) {
