@@ -65,11 +65,18 @@ final class NotificationSender implements AutoCloseable {
     return List.copyOf(deliveries);
   }
 
-  /** Schedules the first attempt after {@code delay}; retries follow until 2xx or the schedule ends. */
+  /**
+   * Schedules the first attempt after {@code delay}; retries follow until 2xx or the schedule ends. The
+   * webhook is fixed now, as WeChat fixes notify_url per trade; none set means the notification is lost.
+   */
   void schedule(NotificationBuilder notification, String outTradeNo, Duration delay) {
+    URI target = webhook;
+    if (target == null) {
+      return;
+    }
     String body = notification.body(); // one body for all attempts: retries repeat the same event
     scheduler.schedule(
-        () -> attempt(notification, body, outTradeNo, 1), delay.toMillis(), TimeUnit.MILLISECONDS);
+        () -> attempt(target, notification, body, outTradeNo, 1), delay.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   /** Sends once, no retry; answers the webhook's status or -1 on connection failure. */
@@ -81,18 +88,14 @@ final class NotificationSender implements AutoCloseable {
     return post(target, notification);
   }
 
-  private void attempt(NotificationBuilder notification, String body, String outTradeNo, int attempt) {
-    URI target = webhook;
-    if (target == null) {
-      return; // no webhook configured: the notification is lost, as when WeChat cannot reach the merchant
-    }
+  private void attempt(URI target, NotificationBuilder notification, String body, String outTradeNo, int attempt) {
     int status = post(target, notification.sign(body));
     Delivery delivery = new Delivery(notification.notificationId(), outTradeNo, attempt, status, clock.instant());
     deliveries.add(delivery);
     if (!delivery.accepted() && attempt <= WECHAT_RETRY_SCHEDULE.size()) {
       long gapMillis = Math.max(1, (long) (WECHAT_RETRY_SCHEDULE.get(attempt - 1).toMillis() * retryScale));
       scheduler.schedule(
-          () -> attempt(notification, body, outTradeNo, attempt + 1), gapMillis, TimeUnit.MILLISECONDS);
+          () -> attempt(target, notification, body, outTradeNo, attempt + 1), gapMillis, TimeUnit.MILLISECONDS);
     }
   }
 

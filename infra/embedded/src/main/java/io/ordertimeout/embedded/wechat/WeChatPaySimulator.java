@@ -200,7 +200,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
 
   // ---- notification controls ----
 
-  /** Where notifications go; null loses them (WeChat cannot reach the merchant). */
+  /** Where notifications of later payments go (fixed per payment); null loses them. */
   public void setWebhookUrl(URI url) {
     sender.webhook(url);
   }
