@@ -1,0 +1,305 @@
+package io.ordertimeout.embedded.wechat;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.security.KeyPair;
+import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Deque;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A WeChat Pay APIv3 simulator on the JDK HttpServer (loopback, free port) that the real wechatpay-java
+ * SDK talks to unchanged: it verifies the merchant's WECHATPAY2-SHA256-RSA2048 signature, answers with
+ * WeChat's statuses and error bodies, signs every answer (204 included) with a platform key in "public
+ * key mode", and sends signed, AEAD_AES_256_GCM-encrypted payment notifications to a webhook, retrying
+ * on WeChat's schedule.
+ *
+ * <p><b>Header-name case.</b> The JDK server rewrites every response header name to "first letter upper,
+ * rest lower" ({@code Wechatpay-timestamp}, {@code Request-id}) and cannot be told otherwise. WeChat
+ * itself sends {@code Wechatpay-Timestamp}, and the SDK reads headers from a case-sensitive HashMap, so
+ * an SDK client pointed here unmodified fails every response validation. The merchant side therefore
+ * installs an OkHttp interceptor that restores the canonical names (shared: WeChatHeaderInterceptor); it
+ * is needed in production as well, because over HTTP/2 every header name arrives lower-cased.
+ *
+ * <p><b>Codes.</b> 404 ORDER_NOT_EXIST, 400 ORDER_CLOSED, 400 ORDERPAID (closing or re-prepaying a paid
+ * order), 202 USERPAYING (closing an order whose payer is entering the password), 403 OUT_TRADE_NO_USED,
+ * 429 FREQUENCY_LIMITED, 500 SYSTEM_ERROR, 401 SIGN_ERROR, 404 RESOURCE_NOT_EXISTS (refunds).
+ */
+public final class WeChatPaySimulator implements AutoCloseable {
+
+  public static final String MCHID = "1900000109";
+  public static final String APPID = "wxd678efh567hg6787";
+
+  private final Clock clock;
+  private final KeyPair platformKeys = WeChatCrypto.newRsaKeyPair();
+  private final KeyPair merchantKeys = WeChatCrypto.newRsaKeyPair();
+  private final String platformPublicKeyId = "PUB_KEY_ID_01" + WeChatCrypto.digits(26);
+  private final String merchantSerialNumber = WeChatCrypto.upperHex(40);
+  private final String apiV3Key = WeChatCrypto.nonce(32);
+  private final TradeBook book;
+  private final NotificationSender sender;
+  private final HttpServer server;
+  private final ExecutorService httpThreads;
+  private final CountDownLatch stopping = new CountDownLatch(1);
+  private final Map<Endpoint, AtomicInteger> calls = new EnumMap<>(Endpoint.class);
+  private final Map<Endpoint, Deque<Fault>> faults = new EnumMap<>(Endpoint.class);
+  private final Map<Endpoint, Duration> latencies = new ConcurrentHashMap<>();
+  private volatile Duration hangTime = Duration.ofSeconds(10);
+  private volatile Duration notificationDelay = Duration.ZERO;
+  private volatile int notificationCopies = 1;
+
+  private WeChatPaySimulator(Clock clock) throws IOException {
+    this.clock = clock;
+    this.book = new TradeBook(MCHID, APPID, clock);
+    this.sender = new NotificationSender(clock);
+    for (Endpoint e : Endpoint.values()) {
+      calls.put(e, new AtomicInteger());
+      faults.put(e, new ArrayDeque<>());
+    }
+    this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    // Unbounded daemon threads: a HANG fault parks one thread for the hang time; others must go on.
+    this.httpThreads =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "wechatpay-sim-http");
+              t.setDaemon(true);
+              return t;
+            });
+    server.setExecutor(httpThreads);
+    server.createContext("/", new ApiHandler(this, book, clock));
+    server.start();
+  }
+
+  /** Generates fresh keys and starts on a free loopback port. */
+  public static WeChatPaySimulator start() {
+    return start(Clock.systemUTC());
+  }
+
+  /** As {@link #start()}, with the clock that stamps answers, checks signatures and expiries. */
+  public static WeChatPaySimulator start(Clock clock) {
+    try {
+      return new WeChatPaySimulator(clock);
+    } catch (IOException e) {
+      throw new UncheckedIOException("WeChat Pay simulator could not bind a loopback port", e);
+    }
+  }
+
+  // ---- what the merchant side is configured from ----
+
+  /** http://127.0.0.1:port, to replace https://api.mch.weixin.qq.com. */
+  public URI baseUrl() {
+    InetSocketAddress address = server.getAddress();
+    return URI.create("http://" + address.getAddress().getHostAddress() + ":" + address.getPort());
+  }
+
+  public String mchid() {
+    return MCHID;
+  }
+
+  public String appid() {
+    return APPID;
+  }
+
+  public PrivateKey merchantPrivateKey() {
+    return merchantKeys.getPrivate();
+  }
+
+  public String merchantPrivateKeyPem() {
+    return WeChatCrypto.pem("PRIVATE KEY", merchantKeys.getPrivate().getEncoded());
+  }
+
+  public PublicKey merchantPublicKey() {
+    return merchantKeys.getPublic();
+  }
+
+  public String merchantSerialNumber() {
+    return merchantSerialNumber;
+  }
+
+  public PublicKey platformPublicKey() {
+    return platformKeys.getPublic();
+  }
+
+  public String platformPublicKeyPem() {
+    return WeChatCrypto.pem("PUBLIC KEY", platformKeys.getPublic().getEncoded());
+  }
+
+  public String platformPublicKeyId() {
+    return platformPublicKeyId;
+  }
+
+  public String apiV3Key() {
+    return apiV3Key;
+  }
+
+  PrivateKey platformPrivateKey() {
+    return platformKeys.getPrivate();
+  }
+
+  // ---- trade controls ----
+
+  /**
+   * The payer pays: trade_state becomes SUCCESS (transaction_id, success_time, payer openid) and a
+   * TRANSACTION.SUCCESS notification goes to the webhook (lost if none is set), with the configured
+   * delay and copies.
+   */
+  public TradeSnapshot pay(String outTradeNo) {
+    TradeSnapshot paid = book.markPaid(outTradeNo);
+    scheduleNotifications(List.of(outTradeNo));
+    return paid;
+  }
+
+  /** Pays all, then delivers their notifications in an order shuffled by {@code seed}. */
+  public List<TradeSnapshot> payShuffled(List<String> outTradeNos, long seed) {
+    List<TradeSnapshot> paid = new ArrayList<>();
+    for (String outTradeNo : outTradeNos) {
+      paid.add(book.markPaid(outTradeNo));
+    }
+    List<String> order = new ArrayList<>(outTradeNos);
+    Collections.shuffle(order, new Random(seed));
+    scheduleNotifications(order);
+    return paid;
+  }
+
+  /** The payer is entering the password: queries say USERPAYING and close answers 202 USERPAYING. */
+  public void setUserPaying(String outTradeNo) {
+    book.markUserPaying(outTradeNo);
+  }
+
+  public Optional<TradeSnapshot> trade(String outTradeNo) {
+    return book.snapshot(outTradeNo);
+  }
+
+  private void scheduleNotifications(List<String> outTradeNos) {
+    for (String outTradeNo : outTradeNos) {
+      for (int copy = 0; copy < notificationCopies; copy++) {
+        sender.schedule(notification(outTradeNo), outTradeNo, notificationDelay);
+      }
+    }
+  }
+
+  // ---- notification controls ----
+
+  /** Where notifications of later payments go (fixed per payment); null loses them. */
+  public void setWebhookUrl(URI url) {
+    sender.webhook(url);
+  }
+
+  /** Multiplies WeChat's retry gaps (15s .. 6h); 0.001 turns 24h4m into about 87 s. */
+  public void setRetryScale(double factor) {
+    sender.retryScale(factor);
+  }
+
+  /** Each payment's notification is delivered {@code copies} times, each with its own retries. */
+  public void setNotificationCopies(int copies) {
+    if (copies < 1) {
+      throw new IllegalArgumentException("copies must be >= 1, was " + copies);
+    }
+    this.notificationCopies = copies;
+  }
+
+  public void setNotificationDelay(Duration delay) {
+    this.notificationDelay = delay;
+  }
+
+  /** A correct notification for the trade's current state, to alter for attack tests. */
+  public NotificationBuilder notification(String outTradeNo) {
+    String transaction = book.transaction(outTradeNo).toString();
+    return new NotificationBuilder(transaction, platformKeys.getPrivate(), platformPublicKeyId, apiV3Key, clock);
+  }
+
+  /** Posts one notification as given, without retries; answers the webhook's status (-1: no answer). */
+  public int sendRawNotification(SignedNotification notification) {
+    return sender.sendOnce(notification);
+  }
+
+  /** Every delivery attempt so far, in order. */
+  public List<Delivery> deliveries() {
+    return sender.deliveries();
+  }
+
+  // ---- latency, faults, counters ----
+
+  public void setLatency(Endpoint endpoint, Duration latency) {
+    latencies.put(endpoint, latency);
+  }
+
+  /** How long a HANG fault holds the call before answering 500 (default 10 s). */
+  public void setHangTime(Duration hang) {
+    this.hangTime = hang;
+  }
+
+  /** The next {@code times} calls to {@code endpoint} fail with {@code fault}, after the signature check. */
+  public void injectFault(Endpoint endpoint, Fault fault, int times) {
+    Deque<Fault> queue = faults.get(endpoint);
+    synchronized (queue) {
+      for (int i = 0; i < times; i++) {
+        queue.addLast(fault);
+      }
+    }
+  }
+
+  public int callCount(Endpoint endpoint) {
+    return calls.get(endpoint).get();
+  }
+
+  void recordCall(Endpoint endpoint) {
+    calls.get(endpoint).incrementAndGet();
+  }
+
+  Fault nextFault(Endpoint endpoint) {
+    Deque<Fault> queue = faults.get(endpoint);
+    synchronized (queue) {
+      return queue.pollFirst();
+    }
+  }
+
+  Duration latency(Endpoint endpoint) {
+    return latencies.getOrDefault(endpoint, Duration.ZERO);
+  }
+
+  Duration hangTime() {
+    return hangTime;
+  }
+
+  /** Sleeps, but wakes at once when the simulator stops so no thread outlives {@link #close()}. */
+  void pause(Duration duration) {
+    if (duration.isZero() || duration.isNegative()) {
+      return;
+    }
+    try {
+      stopping.await(duration.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Stops the server, wakes hanging calls and drops pending notifications. */
+  @Override
+  public void close() {
+    stopping.countDown();
+    server.stop(0);
+    sender.close();
+    httpThreads.shutdownNow();
+  }
+}
