@@ -21,13 +21,4 @@ final class FreePorts {
     }
   }
 
-  /** True when something accepts TCP connections on 127.0.0.1:port. */
-  static boolean listening(int port) {
-    try (java.net.Socket socket = new java.net.Socket()) {
-      socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
-      return true;
-    } catch (IOException e) {
-      return false;
-    }
-  }
 }

@@ -10,6 +10,12 @@ import java.util.List;
  * <p>Ledger checks join {@code stock_movements} three times on its UNIQUE (order_id, sku_id, kind) key: one
  * eq_ref lookup per item and kind instead of grouping the whole ledger. "Exactly one" then means "present",
  * and the duplicates check below still catches a second row should that key ever be dropped.
+ *
+ * <p>Scans follow primary keys and ORDER BY matches them, so no check sorts a whole table. STRAIGHT_JOIN
+ * pins two join orders the optimizer got wrong on 200,000 orders / 400,000 items (MariaDB 11.4): unpaid
+ * quantities are summed from the UNPAID index range (a third of the orders) instead of per SKU over all
+ * items (1.6 s -> 0.4 s), and the ledger walks order_items in key order instead of sorting. All checks together
+ * take about 4-5 s on 200,000 orders on a 2-core machine, most of it the 1.6 million ledger lookups.
  */
 final class InvariantQueries {
 
@@ -35,7 +41,7 @@ final class InvariantQueries {
           SELECT s.sku_id, s.reserved, COALESCE(u.unpaid, 0) AS unpaid
           FROM stock s
           LEFT JOIN (SELECT i.sku_id, SUM(i.quantity) AS unpaid
-                     FROM order_items i JOIN orders o ON o.order_id = i.order_id
+                     FROM orders o STRAIGHT_JOIN order_items i ON i.order_id = o.order_id
                      WHERE o.status = 'UNPAID' GROUP BY i.sku_id) u ON u.sku_id = s.sku_id
           WHERE s.reserved <> COALESCE(u.unpaid, 0)
           ORDER BY s.sku_id""",
@@ -65,7 +71,7 @@ final class InvariantQueries {
           SELECT i.order_id, i.sku_id, i.quantity, o.status,
                  r.quantity AS reserve_qty, rl.quantity AS release_qty, sl.quantity AS sell_qty
           FROM order_items i
-          JOIN orders o ON o.order_id = i.order_id
+          STRAIGHT_JOIN orders o ON o.order_id = i.order_id
           LEFT JOIN stock_movements r
                  ON r.order_id = i.order_id AND r.sku_id = i.sku_id AND r.kind = 'RESERVE'
           LEFT JOIN stock_movements rl
@@ -94,7 +100,7 @@ final class InvariantQueries {
           FROM stock_movements m
           LEFT JOIN order_items i ON i.order_id = m.order_id AND i.sku_id = m.sku_id
           WHERE i.order_id IS NULL
-          ORDER BY m.order_id, m.sku_id, m.kind""",
+          ORDER BY m.movement_id""",
           row -> String.format("invariant 3: %s movement of %d for order %s SKU %s matches no order item",
               row.getString("kind"), row.getLong("quantity"), row.getString("order_id"), row.getString("sku_id"))),
 
