@@ -17,8 +17,9 @@ import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.sweep.TimeoutSweeper;
 
 /**
- * The wiring of one execution environment: clients built once (Lambda init), use cases sharing them. Handlers
- * hold one of these in a static field; tests build one per test with their own schema and key prefix.
+ * The wiring of one execution environment: clients built once (Lambda init), use cases sharing
+ * them. Handlers hold one of these in a static field; tests build one per test with their own
+ * schema and key prefix.
  */
 public final class OrderTimeout implements AutoCloseable {
   private final OtcConfig config;
@@ -37,11 +38,19 @@ public final class OrderTimeout implements AutoCloseable {
     this(config, null);
   }
 
-  /** {@code timeOverride} replaces Redis TIME (tests inject clock skew through it); null for production. */
+  /**
+   * {@code timeOverride} replaces Redis TIME (tests inject clock skew through it); null for
+   * production.
+   */
   public OrderTimeout(OtcConfig config, TimeSource timeOverride) {
     this.config = config;
-    this.dataSource = Database.pool(config.mysqlUrl(), config.mysqlUser(), config.mysqlPassword(),
-        config.dbPoolSize(), "otc-" + config.keyPrefix());
+    this.dataSource =
+        Database.pool(
+            config.mysqlUrl(),
+            config.mysqlUser(),
+            config.mysqlPassword(),
+            config.dbPoolSize(),
+            "otc-" + config.keyPrefix());
     try {
       if (config.migrateOnStart()) {
         Database.migrate(dataSource);
@@ -56,8 +65,10 @@ public final class OrderTimeout implements AutoCloseable {
     this.time = timeOverride != null ? timeOverride : new RedisTimeSource(redis.sync());
     this.orders = new OrderStore(tx);
     this.placeOrders = new PlaceOrderService(tx, timers, metrics);
-    this.placeOrderRequests = new PlaceOrderRequests((int) config.defaultOrderTimeout().toSeconds(),
-        (int) config.maxOrderTimeout().toSeconds());
+    this.placeOrderRequests =
+        new PlaceOrderRequests(
+            (int) config.defaultOrderTimeout().toSeconds(),
+            (int) config.maxOrderTimeout().toSeconds());
     this.closer = new OrderCloser(tx, timers, time, metrics);
   }
 
@@ -67,8 +78,16 @@ public final class OrderTimeout implements AutoCloseable {
 
   /** A new sweep loop for one invocation (its own lease token). */
   public TimeoutSweeper newSweeper() {
-    return new TimeoutSweeper(timers, new ShardLeases(redis.sync()), closer, time, metrics,
-        new TimeoutSweeper.Settings(config.sweepBatch(), config.claimLease(), config.sweepPoll(),
+    return new TimeoutSweeper(
+        timers,
+        new ShardLeases(redis.sync()),
+        closer,
+        time,
+        metrics,
+        new TimeoutSweeper.Settings(
+            config.sweepBatch(),
+            config.claimLease(),
+            config.sweepPoll(),
             config.invocationMargin()));
   }
 

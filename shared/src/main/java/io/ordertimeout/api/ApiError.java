@@ -1,8 +1,9 @@
 package io.ordertimeout.api;
 
 /**
- * A request the API refuses, with its HTTP status and a stable machine-readable code. Thrown before anything
- * is written, or from inside a transaction that is then rolled back, so a refused request changes nothing.
+ * A request the API refuses, with its HTTP status and a stable machine-readable code. Thrown before
+ * anything is written, or from inside a transaction that is then rolled back, so a refused request
+ * changes nothing.
  */
 public final class ApiError extends RuntimeException {
   private final int status;

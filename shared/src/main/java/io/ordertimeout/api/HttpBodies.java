@@ -4,7 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.Map;
 
-/** What API Gateway's HTTP API (payload 2.0) hands a function: a body maybe base64, lower-cased headers. */
+/**
+ * What API Gateway's HTTP API (payload 2.0) hands a function: a body maybe base64, lower-cased
+ * headers.
+ */
 public final class HttpBodies {
   private HttpBodies() {}
 

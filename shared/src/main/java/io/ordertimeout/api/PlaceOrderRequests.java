@@ -12,19 +12,25 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * Parses and validates the body of {@code POST /orders}. Every rule names the field it refused; nothing that
- * fails here reaches the database.
+ * Parses and validates the body of {@code POST /orders}. Every rule names the field it refused;
+ * nothing that fails here reaches the database.
  */
 public final class PlaceOrderRequests {
-  /** API Gateway allows 10 MiB; an order is a few hundred bytes, so 64 KiB is generous and bounds parsing. */
+  /**
+   * API Gateway allows 10 MiB; an order is a few hundred bytes, so 64 KiB is generous and bounds
+   * parsing.
+   */
   public static final int MAX_BODY_BYTES = 64 * 1024;
+
   public static final int MAX_ITEMS = 50;
   public static final int MAX_QUANTITY = 999;
+
   /** WeChat Pay caps an order at int32 fen; we refuse anything larger before WeChat does. */
   public static final long MAX_AMOUNT_FEN = Integer.MAX_VALUE;
 
   /** WeChat Pay's out_trade_no: 6-32 characters of digits, letters, _ - | *. */
   static final Pattern ORDER_ID = Pattern.compile("[0-9A-Za-z_\\-|*]{6,32}");
+
   static final Pattern TENANT_ID = Pattern.compile("[0-9A-Za-z_-]{1,32}");
   static final Pattern PLAIN_ID = Pattern.compile("[0-9A-Za-z_.:-]{1,64}");
   private static final Set<String> FIELDS =
@@ -47,16 +53,23 @@ public final class PlaceOrderRequests {
     String userId = id(root, "userId", PLAIN_ID, true);
     String couponId = id(root, "couponId", PLAIN_ID, false);
     long amount = integer(root, "amountFen", 1, MAX_AMOUNT_FEN, null);
-    long timeout = integer(root, "timeoutSeconds", 1, maxTimeoutSeconds, (long) defaultTimeoutSeconds);
-    return new PlaceOrderCommand(orderId, tenant == null ? DEFAULT_TENANT : tenant, userId, items(root),
-        couponId, amount, (int) timeout);
+    long timeout =
+        integer(root, "timeoutSeconds", 1, maxTimeoutSeconds, (long) defaultTimeoutSeconds);
+    return new PlaceOrderCommand(
+        orderId,
+        tenant == null ? DEFAULT_TENANT : tenant,
+        userId,
+        items(root),
+        couponId,
+        amount,
+        (int) timeout);
   }
 
   /** Checks an id taken from a path, e.g. {@code GET /orders/{id}}. */
   public static String orderIdFromPath(String raw) {
     if (raw == null || !ORDER_ID.matcher(raw).matches()) {
-      throw ApiError.badRequest("INVALID_ORDER_ID",
-          "orderId must be 6-32 characters of [0-9A-Za-z_-|*]");
+      throw ApiError.badRequest(
+          "INVALID_ORDER_ID", "orderId must be 6-32 characters of [0-9A-Za-z_-|*]");
     }
     return raw;
   }
@@ -66,16 +79,19 @@ public final class PlaceOrderRequests {
       throw ApiError.badRequest("EMPTY_BODY", "request body is empty; expected a JSON object");
     }
     if (body.length > MAX_BODY_BYTES) {
-      throw ApiError.badRequest("BODY_TOO_LARGE",
+      throw ApiError.badRequest(
+          "BODY_TOO_LARGE",
           "request body is " + body.length + " bytes; the limit is " + MAX_BODY_BYTES);
     }
     JsonNode root;
     try {
       root = Json.MAPPER.readTree(body);
     } catch (JsonProcessingException e) {
-      throw ApiError.badRequest("INVALID_JSON", "request body is not valid JSON: " + e.getOriginalMessage());
+      throw ApiError.badRequest(
+          "INVALID_JSON", "request body is not valid JSON: " + e.getOriginalMessage());
     } catch (java.io.IOException e) {
-      throw ApiError.badRequest("INVALID_JSON", "request body could not be read: " + e.getMessage());
+      throw ApiError.badRequest(
+          "INVALID_JSON", "request body could not be read: " + e.getMessage());
     }
     if (root == null || !root.isObject()) {
       throw ApiError.badRequest("INVALID_JSON", "request body must be a JSON object");
@@ -101,7 +117,8 @@ public final class PlaceOrderRequests {
       return null;
     }
     if (!node.isTextual() || !pattern.matcher(node.textValue()).matches()) {
-      throw ApiError.badRequest("INVALID_FIELD", field + " must be a string matching " + pattern.pattern());
+      throw ApiError.badRequest(
+          "INVALID_FIELD", field + " must be a string matching " + pattern.pattern());
     }
     return node.textValue();
   }
@@ -114,8 +131,12 @@ public final class PlaceOrderRequests {
       }
       return fallback;
     }
-    if (!node.isIntegralNumber() || !node.canConvertToLong() || node.longValue() < min || node.longValue() > max) {
-      throw ApiError.badRequest("INVALID_FIELD", field + " must be an integer from " + min + " to " + max);
+    if (!node.isIntegralNumber()
+        || !node.canConvertToLong()
+        || node.longValue() < min
+        || node.longValue() > max) {
+      throw ApiError.badRequest(
+          "INVALID_FIELD", field + " must be an integer from " + min + " to " + max);
     }
     return node.longValue();
   }
@@ -126,14 +147,16 @@ public final class PlaceOrderRequests {
       throw ApiError.badRequest("MISSING_FIELD", "items is required");
     }
     if (!items.isArray() || items.isEmpty() || items.size() > MAX_ITEMS) {
-      throw ApiError.badRequest("INVALID_FIELD", "items must be an array of 1 to " + MAX_ITEMS + " items");
+      throw ApiError.badRequest(
+          "INVALID_FIELD", "items must be an array of 1 to " + MAX_ITEMS + " items");
     }
     List<OrderItem> result = new ArrayList<>(items.size());
     Set<String> seen = new HashSet<>();
     for (int i = 0; i < items.size(); i++) {
       OrderItem item = item(items.get(i), i);
       if (!seen.add(item.skuId())) {
-        throw ApiError.badRequest("DUPLICATE_SKU",
+        throw ApiError.badRequest(
+            "DUPLICATE_SKU",
             "items[" + i + "].skuId '" + item.skuId() + "' appears twice; send one line per SKU");
       }
       result.add(item);
@@ -148,7 +171,8 @@ public final class PlaceOrderRequests {
     for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
       String name = names.next();
       if (!name.equals("skuId") && !name.equals("quantity")) {
-        throw ApiError.badRequest("UNKNOWN_FIELD", "unknown field 'items[" + index + "]." + truncate(name) + "'");
+        throw ApiError.badRequest(
+            "UNKNOWN_FIELD", "unknown field 'items[" + index + "]." + truncate(name) + "'");
       }
     }
     String sku = id(node, "skuId", PLAIN_ID, true);

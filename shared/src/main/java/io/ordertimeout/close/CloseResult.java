@@ -8,12 +8,15 @@ import java.util.Map;
  *
  * @param closed orders this call moved UNPAID -> CLOSED, with their close lag
  * @param alreadyFinal orders already PAID or CLOSED: nothing to do, their timers were removed
- * @param notDue orders whose deadline (by the database clock) is still ahead, with the ms remaining; their
- *     timers were moved to that moment
+ * @param notDue orders whose deadline (by the database clock) is still ahead, with the ms
+ *     remaining; their timers were moved to that moment
  * @param unknown ids with no order in MySQL: their timers were removed
  */
 public record CloseResult(
-    List<ClosedOrder> closed, List<String> alreadyFinal, Map<String, Long> notDue, List<String> unknown) {
+    List<ClosedOrder> closed,
+    List<String> alreadyFinal,
+    Map<String, Long> notDue,
+    List<String> unknown) {
 
   public CloseResult {
     closed = List.copyOf(closed);

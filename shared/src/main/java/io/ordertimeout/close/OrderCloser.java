@@ -20,13 +20,15 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 
 /**
- * The close use case (DESIGN.md section 5), shared by the sweep, the stream consumer and compensation.
+ * The close use case (DESIGN.md section 5), shared by the sweep, the stream consumer and
+ * compensation.
  *
- * <p>One MySQL transaction per batch: lock the order rows, conditional UPDATE to CLOSED (re-checking
- * {@code expire_at <= NOW(3)} for timeouts), RELEASE ledger rows, one stock UPDATE per SKU for the whole batch
- * (a hot SKU is touched once per batch, not once per order), coupons unlocked. Only after the commit are the
- * timers acknowledged. A failure anywhere leaves the orders UNPAID and their timers in place, so the claim
- * lease, the stream or compensation brings them back.
+ * <p>One MySQL transaction per batch: lock the order rows, conditional UPDATE to CLOSED
+ * (re-checking {@code expire_at <= NOW(3)} for timeouts), RELEASE ledger rows, one stock UPDATE per
+ * SKU for the whole batch (a hot SKU is touched once per batch, not once per order), coupons
+ * unlocked. Only after the commit are the timers acknowledged. A failure anywhere leaves the orders
+ * UNPAID and their timers in place, so the claim lease, the stream or compensation brings them
+ * back.
  */
 public final class OrderCloser {
   private final Tx tx;
@@ -41,14 +43,19 @@ public final class OrderCloser {
     this.metrics = metrics;
   }
 
-  /** Closes the UNPAID orders among {@code orderIds}; for TIMEOUT only those whose deadline has passed. */
+  /**
+   * Closes the UNPAID orders among {@code orderIds}; for TIMEOUT only those whose deadline has
+   * passed.
+   */
   public CloseResult close(Collection<String> orderIds, CloseReason reason) {
     List<String> ids = new ArrayList<>(new TreeSet<>(orderIds));
     if (ids.isEmpty()) {
       return CloseResult.empty();
     }
-    CloseResult result = tx.inTransaction("close " + ids.size() + " orders (" + reason + ", first " + ids.get(0)
-        + ")", c -> closeInTransaction(c, ids, reason));
+    CloseResult result =
+        tx.inTransaction(
+            "close " + ids.size() + " orders (" + reason + ", first " + ids.get(0) + ")",
+            c -> closeInTransaction(c, ids, reason));
     afterCommit(result, reason);
     return result;
   }
@@ -61,12 +68,14 @@ public final class OrderCloser {
       timers.remove(done);
     }
     if (!result.notDue().isEmpty()) {
-      // Move the timer to the deadline as the database sees it, in the claimer's clock: a Redis clock that
+      // Move the timer to the deadline as the database sees it, in the claimer's clock: a Redis
+      // clock that
       // runs ahead of MySQL's then costs one early claim per order, not a busy loop.
       long now = time.nowMillis();
       result.notDue().forEach((id, dueIn) -> timers.schedule(id, now + dueIn + 1));
     }
-    metrics.count(reason == CloseReason.TIMEOUT ? "orders_closed_timeout" : "orders_closed_cancel",
+    metrics.count(
+        reason == CloseReason.TIMEOUT ? "orders_closed_timeout" : "orders_closed_cancel",
         result.closed().size());
     metrics.count("close_not_due", result.notDue().size());
     metrics.count("close_unknown_orders", result.unknown().size());
@@ -75,13 +84,18 @@ public final class OrderCloser {
     }
   }
 
-  private CloseResult closeInTransaction(Connection c, List<String> ids, CloseReason reason) throws SQLException {
+  private CloseResult closeInTransaction(Connection c, List<String> ids, CloseReason reason)
+      throws SQLException {
     Map<String, Long> dueIn = new HashMap<>();
     List<String> eligible = new ArrayList<>();
     List<String> alreadyFinal = new ArrayList<>();
     lockAndClassify(c, ids, reason, eligible, alreadyFinal, dueIn);
-    List<String> unknown = ids.stream()
-        .filter(id -> !eligible.contains(id) && !alreadyFinal.contains(id) && !dueIn.containsKey(id)).toList();
+    List<String> unknown =
+        ids.stream()
+            .filter(
+                id ->
+                    !eligible.contains(id) && !alreadyFinal.contains(id) && !dueIn.containsKey(id))
+            .toList();
     if (eligible.isEmpty()) {
       return new CloseResult(List.of(), alreadyFinal, dueIn, unknown);
     }
@@ -93,12 +107,25 @@ public final class OrderCloser {
     return new CloseResult(lags(c, eligible), alreadyFinal, dueIn, unknown);
   }
 
-  /** Locks the rows (primary-key order, so concurrent closers never deadlock on each other) and sorts them. */
-  private static void lockAndClassify(Connection c, List<String> ids, CloseReason reason, List<String> eligible,
-      List<String> alreadyFinal, Map<String, Long> dueIn) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT order_id, status,"
-        + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
-        + " WHERE order_id IN (" + OrderStore.placeholders(ids.size()) + ") ORDER BY order_id FOR UPDATE")) {
+  /**
+   * Locks the rows (primary-key order, so concurrent closers never deadlock on each other) and
+   * sorts them.
+   */
+  private static void lockAndClassify(
+      Connection c,
+      List<String> ids,
+      CloseReason reason,
+      List<String> eligible,
+      List<String> alreadyFinal,
+      Map<String, Long> dueIn)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT order_id, status,"
+                + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
+                + " WHERE order_id IN ("
+                + OrderStore.placeholders(ids.size())
+                + ") ORDER BY order_id FOR UPDATE")) {
       OrderStore.bind(ps, 1, ids);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -116,30 +143,48 @@ public final class OrderCloser {
     }
   }
 
-  private static void markClosed(Connection c, List<String> eligible, CloseReason reason) throws SQLException {
+  private static void markClosed(Connection c, List<String> eligible, CloseReason reason)
+      throws SQLException {
     String deadline = reason.requiresDeadline() ? " AND expire_at <= NOW(3)" : "";
-    try (PreparedStatement ps = c.prepareStatement("UPDATE orders SET status = 'CLOSED', closed_at = NOW(3),"
-        + " close_reason = ?, version = version + 1 WHERE order_id IN ("
-        + OrderStore.placeholders(eligible.size()) + ") AND status = 'UNPAID'" + deadline)) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE orders SET status = 'CLOSED', closed_at = NOW(3),"
+                + " close_reason = ?, version = version + 1 WHERE order_id IN ("
+                + OrderStore.placeholders(eligible.size())
+                + ") AND status = 'UNPAID'"
+                + deadline)) {
       ps.setString(1, reason.name());
       OrderStore.bind(ps, 2, eligible);
       int updated = ps.executeUpdate();
       if (updated != eligible.size()) {
-        // The rows are locked by this transaction: a mismatch means the schema or clock broke an assumption.
-        throw new IllegalStateException("closing " + eligible.size() + " locked UNPAID orders updated "
-            + updated + " rows (first " + eligible.get(0) + ")");
+        // The rows are locked by this transaction: a mismatch means the schema or clock broke an
+        // assumption.
+        throw new IllegalStateException(
+            "closing "
+                + eligible.size()
+                + " locked UNPAID orders updated "
+                + updated
+                + " rows (first "
+                + eligible.get(0)
+                + ")");
       }
     }
   }
 
-  private static Map<String, List<OrderItem>> itemsOf(Connection c, List<String> orderIds) throws SQLException {
+  private static Map<String, List<OrderItem>> itemsOf(Connection c, List<String> orderIds)
+      throws SQLException {
     Map<String, List<OrderItem>> items = new TreeMap<>();
-    try (PreparedStatement ps = c.prepareStatement("SELECT order_id, sku_id, quantity FROM order_items"
-        + " WHERE order_id IN (" + OrderStore.placeholders(orderIds.size()) + ")")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT order_id, sku_id, quantity FROM order_items"
+                + " WHERE order_id IN ("
+                + OrderStore.placeholders(orderIds.size())
+                + ")")) {
       OrderStore.bind(ps, 1, orderIds);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          items.computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
+          items
+              .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
               .add(new OrderItem(rs.getString("sku_id"), rs.getInt("quantity")));
         }
       }
@@ -147,10 +192,15 @@ public final class OrderCloser {
     return items;
   }
 
-  /** RELEASE rows; the UNIQUE(order, sku, kind) key turns any double release into a rolled-back error. */
-  private static void releaseLedger(Connection c, Map<String, List<OrderItem>> items) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'RELEASE',?)")) {
+  /**
+   * RELEASE rows; the UNIQUE(order, sku, kind) key turns any double release into a rolled-back
+   * error.
+   */
+  private static void releaseLedger(Connection c, Map<String, List<OrderItem>> items)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'RELEASE',?)")) {
       for (Map.Entry<String, List<OrderItem>> order : items.entrySet()) {
         for (OrderItem item : order.getValue()) {
           ps.setString(1, order.getKey());
@@ -163,13 +213,21 @@ public final class OrderCloser {
     }
   }
 
-  /** One UPDATE per SKU for the whole batch, in SKU order (the lock order every writer of stock uses). */
+  /**
+   * One UPDATE per SKU for the whole batch, in SKU order (the lock order every writer of stock
+   * uses).
+   */
   private void releaseStock(Connection c, Map<String, List<OrderItem>> items, List<String> eligible)
       throws SQLException {
     Map<String, Long> perSku = new TreeMap<>();
-    items.values().forEach(list -> list.forEach(i -> perSku.merge(i.skuId(), (long) i.quantity(), Long::sum)));
-    try (PreparedStatement ps = c.prepareStatement("UPDATE stock SET available = available + ?,"
-        + " reserved = reserved - ? WHERE sku_id = ? AND reserved >= ?")) {
+    items
+        .values()
+        .forEach(
+            list -> list.forEach(i -> perSku.merge(i.skuId(), (long) i.quantity(), Long::sum)));
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE stock SET available = available + ?,"
+                + " reserved = reserved - ? WHERE sku_id = ? AND reserved >= ?")) {
       for (Map.Entry<String, Long> sku : perSku.entrySet()) {
         ps.setLong(1, sku.getValue());
         ps.setLong(2, sku.getValue());
@@ -182,31 +240,45 @@ public final class OrderCloser {
       for (int i = 0; i < counts.length; i++) {
         if (counts[i] == 0) {
           metrics.count("stock_release_failures", 1);
-          throw new IllegalStateException("releasing " + perSku.get(skus.get(i)) + " of SKU " + skus.get(i)
-              + " for " + eligible.size() + " orders found less reserved or no stock row; nothing was closed");
+          throw new IllegalStateException(
+              "releasing "
+                  + perSku.get(skus.get(i))
+                  + " of SKU "
+                  + skus.get(i)
+                  + " for "
+                  + eligible.size()
+                  + " orders found less reserved or no stock row; nothing was closed");
         }
       }
     }
   }
 
   private static void unlockCoupons(Connection c, List<String> orderIds) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE coupons SET status = 'AVAILABLE',"
-        + " locked_by_order = NULL WHERE status = 'LOCKED' AND locked_by_order IN ("
-        + OrderStore.placeholders(orderIds.size()) + ")")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE coupons SET status = 'AVAILABLE',"
+                + " locked_by_order = NULL WHERE status = 'LOCKED' AND locked_by_order IN ("
+                + OrderStore.placeholders(orderIds.size())
+                + ")")) {
       OrderStore.bind(ps, 1, orderIds);
       ps.executeUpdate();
     }
   }
 
-  private static List<CloseResult.ClosedOrder> lags(Connection c, List<String> orderIds) throws SQLException {
+  private static List<CloseResult.ClosedOrder> lags(Connection c, List<String> orderIds)
+      throws SQLException {
     List<CloseResult.ClosedOrder> closed = new ArrayList<>(orderIds.size());
-    try (PreparedStatement ps = c.prepareStatement("SELECT order_id,"
-        + " TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at) AS lag_us FROM orders WHERE order_id IN ("
-        + OrderStore.placeholders(orderIds.size()) + ")")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT order_id,"
+                + " TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at) AS lag_us FROM orders WHERE order_id IN ("
+                + OrderStore.placeholders(orderIds.size())
+                + ")")) {
       OrderStore.bind(ps, 1, orderIds);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          closed.add(new CloseResult.ClosedOrder(rs.getString("order_id"), rs.getLong("lag_us") / 1_000));
+          closed.add(
+              new CloseResult.ClosedOrder(rs.getString("order_id"), rs.getLong("lag_us") / 1_000));
         }
       }
     }

@@ -5,10 +5,12 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The one configuration object of a function, read from the environment once at init, validated once.
+ * The one configuration object of a function, read from the environment once at init, validated
+ * once.
  *
- * <p>Every tunable has a default chosen for the Lambda sizes in template.yaml; the comment on each says why.
- * Contradictions fail fast with the offending variable named, so a bad deploy dies at init, not mid-close.
+ * <p>Every tunable has a default chosen for the Lambda sizes in template.yaml; the comment on each
+ * says why. Contradictions fail fast with the offending variable named, so a bad deploy dies at
+ * init, not mid-close.
  */
 public record OtcConfig(
     String mysqlUrl,
@@ -30,20 +32,35 @@ public record OtcConfig(
   public OtcConfig {
     Objects.requireNonNull(mysqlUrl, "OTC_MYSQL_URL");
     Objects.requireNonNull(redisUri, "OTC_REDIS_URI");
-    require(dbPoolSize >= 1 && dbPoolSize <= 64, "OTC_DB_POOL_SIZE must be 1..64, was " + dbPoolSize);
-    require(keyPrefix.matches("[A-Za-z0-9_.-]{1,32}"),
-        "OTC_KEY_PREFIX must be 1-32 of [A-Za-z0-9_.-] (no braces or colons), was '" + keyPrefix + "'");
-    require(timerShards >= 1 && timerShards <= 1024, "OTC_TIMER_SHARDS must be 1..1024, was " + timerShards);
-    require(sweepBatch >= 1 && sweepBatch <= 5000, "OTC_SWEEP_BATCH must be 1..5000, was " + sweepBatch);
-    require(!defaultOrderTimeout.isNegative() && !defaultOrderTimeout.isZero(),
+    require(
+        dbPoolSize >= 1 && dbPoolSize <= 64, "OTC_DB_POOL_SIZE must be 1..64, was " + dbPoolSize);
+    require(
+        keyPrefix.matches("[A-Za-z0-9_.-]{1,32}"),
+        "OTC_KEY_PREFIX must be 1-32 of [A-Za-z0-9_.-] (no braces or colons), was '"
+            + keyPrefix
+            + "'");
+    require(
+        timerShards >= 1 && timerShards <= 1024,
+        "OTC_TIMER_SHARDS must be 1..1024, was " + timerShards);
+    require(
+        sweepBatch >= 1 && sweepBatch <= 5000,
+        "OTC_SWEEP_BATCH must be 1..5000, was " + sweepBatch);
+    require(
+        !defaultOrderTimeout.isNegative() && !defaultOrderTimeout.isZero(),
         "OTC_DEFAULT_TIMEOUT_SECONDS must be positive");
-    require(defaultOrderTimeout.compareTo(maxOrderTimeout) <= 0,
-        "OTC_DEFAULT_TIMEOUT_SECONDS " + defaultOrderTimeout.toSeconds()
-            + " exceeds OTC_MAX_TIMEOUT_SECONDS " + maxOrderTimeout.toSeconds());
-    require(claimLease.toMillis() >= 1_000,
+    require(
+        defaultOrderTimeout.compareTo(maxOrderTimeout) <= 0,
+        "OTC_DEFAULT_TIMEOUT_SECONDS "
+            + defaultOrderTimeout.toSeconds()
+            + " exceeds OTC_MAX_TIMEOUT_SECONDS "
+            + maxOrderTimeout.toSeconds());
+    require(
+        claimLease.toMillis() >= 1_000,
         "OTC_CLAIM_LEASE_MS must be at least 1000 (a close batch must finish inside its lease), was "
             + claimLease.toMillis());
-    require(!sweepPoll.isNegative() && sweepPoll.toMillis() <= 5_000, "OTC_SWEEP_POLL_MS must be 0..5000");
+    require(
+        !sweepPoll.isNegative() && sweepPoll.toMillis() <= 5_000,
+        "OTC_SWEEP_POLL_MS must be 0..5000");
   }
 
   /** Reads the configuration from environment variables (Lambda's, or the local runner's). */
@@ -53,7 +70,8 @@ public record OtcConfig(
         e.required("OTC_MYSQL_URL"),
         e.get("OTC_MYSQL_USER", "root"),
         e.get("OTC_MYSQL_PASSWORD", ""),
-        // Lambda runs one request at a time per environment; 2 covers the sweep's inline close plus one
+        // Lambda runs one request at a time per environment; 2 covers the sweep's inline close plus
+        // one
         // concurrent helper, and keeps RDS Proxy fan-out small when hundreds of environments run.
         e.intValue("OTC_DB_POOL_SIZE", 2),
         e.required("OTC_REDIS_URI"),
@@ -64,49 +82,122 @@ public record OtcConfig(
         e.intValue("OTC_TIMER_SHARDS", 16),
         Duration.ofSeconds(e.intValue("OTC_DEFAULT_TIMEOUT_SECONDS", 900)),
         Duration.ofSeconds(e.intValue("OTC_MAX_TIMEOUT_SECONDS", 86_400)),
-        // 500 ids make one IN list and ~1,000 ledger rows: one round trip each, a 10-50 ms transaction.
+        // 500 ids make one IN list and ~1,000 ledger rows: one round trip each, a 10-50 ms
+        // transaction.
         e.intValue("OTC_SWEEP_BATCH", 500),
-        // A claimed batch reappears after the lease if its claimer died. 30 s is far above a batch's
-        // worst case (WeChat timeouts 3 s x retries) and short enough that a crash delays closes little.
+        // A claimed batch reappears after the lease if its claimer died. 30 s is far above a
+        // batch's
+        // worst case (WeChat timeouts 3 s x retries) and short enough that a crash delays closes
+        // little.
         Duration.ofMillis(e.intValue("OTC_CLAIM_LEASE_MS", 30_000)),
         // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
         Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)),
-        // Stop looping this long before Lambda's deadline: one batch plus releasing leases fits in it.
+        // Stop looping this long before Lambda's deadline: one batch plus releasing leases fits in
+        // it.
         Duration.ofMillis(e.intValue("OTC_INVOCATION_MARGIN_MS", 5_000)),
         Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")));
   }
 
   public OtcConfig withKeyPrefix(String prefix) {
-    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, prefix,
-        timerShards, defaultOrderTimeout, maxOrderTimeout, sweepBatch, claimLease, sweepPoll,
-        invocationMargin, migrateOnStart);
+    return new OtcConfig(
+        mysqlUrl,
+        mysqlUser,
+        mysqlPassword,
+        dbPoolSize,
+        redisUri,
+        redisCluster,
+        prefix,
+        timerShards,
+        defaultOrderTimeout,
+        maxOrderTimeout,
+        sweepBatch,
+        claimLease,
+        sweepPoll,
+        invocationMargin,
+        migrateOnStart);
   }
 
   public OtcConfig withClaimLease(Duration lease) {
-    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, keyPrefix,
-        timerShards, defaultOrderTimeout, maxOrderTimeout, sweepBatch, lease, sweepPoll, invocationMargin,
+    return new OtcConfig(
+        mysqlUrl,
+        mysqlUser,
+        mysqlPassword,
+        dbPoolSize,
+        redisUri,
+        redisCluster,
+        keyPrefix,
+        timerShards,
+        defaultOrderTimeout,
+        maxOrderTimeout,
+        sweepBatch,
+        lease,
+        sweepPoll,
+        invocationMargin,
         migrateOnStart);
   }
 
   public OtcConfig withTimerShards(int shards) {
-    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, keyPrefix,
-        shards, defaultOrderTimeout, maxOrderTimeout, sweepBatch, claimLease, sweepPoll, invocationMargin,
+    return new OtcConfig(
+        mysqlUrl,
+        mysqlUser,
+        mysqlPassword,
+        dbPoolSize,
+        redisUri,
+        redisCluster,
+        keyPrefix,
+        shards,
+        defaultOrderTimeout,
+        maxOrderTimeout,
+        sweepBatch,
+        claimLease,
+        sweepPoll,
+        invocationMargin,
         migrateOnStart);
   }
 
   public OtcConfig withSweepBatch(int batch) {
-    return new OtcConfig(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, redisUri, redisCluster, keyPrefix,
-        timerShards, defaultOrderTimeout, maxOrderTimeout, batch, claimLease, sweepPoll, invocationMargin,
+    return new OtcConfig(
+        mysqlUrl,
+        mysqlUser,
+        mysqlPassword,
+        dbPoolSize,
+        redisUri,
+        redisCluster,
+        keyPrefix,
+        timerShards,
+        defaultOrderTimeout,
+        maxOrderTimeout,
+        batch,
+        claimLease,
+        sweepPoll,
+        invocationMargin,
         migrateOnStart);
   }
 
   @Override
   public String toString() {
     // Never print the password: configuration is logged at init.
-    return "OtcConfig[mysqlUrl=" + mysqlUrl + ", mysqlUser=" + mysqlUser + ", dbPoolSize=" + dbPoolSize
-        + ", redisUri=" + redisUri.replaceAll("//[^@/]*@", "//***@") + ", redisCluster=" + redisCluster
-        + ", keyPrefix=" + keyPrefix + ", timerShards=" + timerShards + ", defaultOrderTimeout="
-        + defaultOrderTimeout + ", sweepBatch=" + sweepBatch + ", claimLease=" + claimLease + "]";
+    return "OtcConfig[mysqlUrl="
+        + mysqlUrl
+        + ", mysqlUser="
+        + mysqlUser
+        + ", dbPoolSize="
+        + dbPoolSize
+        + ", redisUri="
+        + redisUri.replaceAll("//[^@/]*@", "//***@")
+        + ", redisCluster="
+        + redisCluster
+        + ", keyPrefix="
+        + keyPrefix
+        + ", timerShards="
+        + timerShards
+        + ", defaultOrderTimeout="
+        + defaultOrderTimeout
+        + ", sweepBatch="
+        + sweepBatch
+        + ", claimLease="
+        + claimLease
+        + "]";
   }
 
   private static void require(boolean ok, String message) {
@@ -137,7 +228,8 @@ public record OtcConfig(
       try {
         return Integer.parseInt(v);
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("invalid configuration: " + name + " is not a number: '" + v + "'");
+        throw new IllegalArgumentException(
+            "invalid configuration: " + name + " is not a number: '" + v + "'");
       }
     }
   }

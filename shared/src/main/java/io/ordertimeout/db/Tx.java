@@ -2,18 +2,21 @@ package io.ordertimeout.db;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.SQLTransientException;
 import java.sql.SQLRecoverableException;
+import java.sql.SQLTransientException;
 import javax.sql.DataSource;
 
 /**
  * Runs a unit of work in one transaction, retrying deadlocks and lock-wait timeouts a few times.
  *
- * <p>Every state change in this system is one transaction with conditional UPDATEs, so a retry either redoes
- * the whole change or finds it already done; that is what makes retrying here safe.
+ * <p>Every state change in this system is one transaction with conditional UPDATEs, so a retry
+ * either redoes the whole change or finds it already done; that is what makes retrying here safe.
  */
 public final class Tx {
-  /** Three attempts: InnoDB deadlocks between closers on a hot SKU resolve on the first retry in practice. */
+  /**
+   * Three attempts: InnoDB deadlocks between closers on a hot SKU resolve on the first retry in
+   * practice.
+   */
   private static final int ATTEMPTS = 3;
 
   private final DataSource dataSource;
@@ -40,8 +43,17 @@ public final class Tx {
         boolean retryable = isRetryable(e);
         if (!retryable || attempt >= ATTEMPTS) {
           throw new DataAccessException(
-              what + " failed (attempt " + attempt + ", SQLState " + e.getSQLState() + ", error "
-                  + e.getErrorCode() + "): " + e.getMessage(), e, retryable || isConnectionFailure(e));
+              what
+                  + " failed (attempt "
+                  + attempt
+                  + ", SQLState "
+                  + e.getSQLState()
+                  + ", error "
+                  + e.getErrorCode()
+                  + "): "
+                  + e.getMessage(),
+              e,
+              retryable || isConnectionFailure(e));
         }
         backoff(attempt);
       }
@@ -53,7 +65,9 @@ public final class Tx {
     try (Connection c = dataSource.getConnection()) {
       return work.run(c);
     } catch (SQLException e) {
-      throw new DataAccessException(what + " failed (SQLState " + e.getSQLState() + "): " + e.getMessage(), e,
+      throw new DataAccessException(
+          what + " failed (SQLState " + e.getSQLState() + "): " + e.getMessage(),
+          e,
           isConnectionFailure(e) || isRetryable(e));
     }
   }
@@ -82,14 +96,17 @@ public final class Tx {
     }
   }
 
-  /** 1213 deadlock, 1205 lock wait timeout; SQLState 40001 is the standard serialization failure. */
+  /**
+   * 1213 deadlock, 1205 lock wait timeout; SQLState 40001 is the standard serialization failure.
+   */
   static boolean isRetryable(SQLException e) {
     return e.getErrorCode() == 1213 || e.getErrorCode() == 1205 || "40001".equals(e.getSQLState());
   }
 
   static boolean isConnectionFailure(SQLException e) {
     String state = e.getSQLState();
-    return e instanceof SQLTransientException || e instanceof SQLRecoverableException
+    return e instanceof SQLTransientException
+        || e instanceof SQLRecoverableException
         || (state != null && state.startsWith("08"));
   }
 

@@ -8,10 +8,11 @@ import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
 
 /**
- * The metrics of one execution environment: counters and latency histograms (HdrHistogram), read by the
- * CloudWatch EMF flush on AWS, the Prometheus endpoint of the local stack, and tests.
+ * The metrics of one execution environment: counters and latency histograms (HdrHistogram), read by
+ * the CloudWatch EMF flush on AWS, the Prometheus endpoint of the local stack, and tests.
  *
- * <p>Recording is lock-free (LongAdder, HdrHistogram Recorder), so the close path pays nanoseconds for it.
+ * <p>Recording is lock-free (LongAdder, HdrHistogram Recorder), so the close path pays nanoseconds
+ * for it.
  */
 public final class Metrics {
   /** Latencies are recorded in milliseconds up to one day with 3 significant digits. */
@@ -30,9 +31,12 @@ public final class Metrics {
     return adder == null ? 0 : adder.sum();
   }
 
-  /** Records a latency; negative values (clock noise) are recorded as 0, larger than a day as a day. */
+  /**
+   * Records a latency; negative values (clock noise) are recorded as 0, larger than a day as a day.
+   */
   public void recordMillis(String name, long millis) {
-    recorders.computeIfAbsent(name, k -> new Recorder(MAX_MILLIS, 3))
+    recorders
+        .computeIfAbsent(name, k -> new Recorder(MAX_MILLIS, 3))
         .recordValue(Math.max(0, Math.min(millis, MAX_MILLIS)));
   }
 
@@ -44,13 +48,15 @@ public final class Metrics {
   }
 
   /**
-   * The distribution of every latency since this registry was created. Each call folds what was recorded
-   * since the previous call into the running totals.
+   * The distribution of every latency since this registry was created. Each call folds what was
+   * recorded since the previous call into the running totals.
    */
   public synchronized Map<String, Histogram> histograms() {
-    recorders.forEach((name, recorder) -> totals
-        .computeIfAbsent(name, k -> new Histogram(MAX_MILLIS, 3))
-        .add(recorder.getIntervalHistogram()));
+    recorders.forEach(
+        (name, recorder) ->
+            totals
+                .computeIfAbsent(name, k -> new Histogram(MAX_MILLIS, 3))
+                .add(recorder.getIntervalHistogram()));
     return new TreeMap<>(totals);
   }
 }

@@ -1,6 +1,9 @@
 package io.ordertimeout.order;
 
-/** Why an order was closed; TIMEOUT closes re-check {@code expire_at <= NOW(3)} in the closing UPDATE. */
+/**
+ * Why an order was closed; TIMEOUT closes re-check {@code expire_at <= NOW(3)} in the closing
+ * UPDATE.
+ */
 public enum CloseReason {
   TIMEOUT,
   USER_CANCEL;

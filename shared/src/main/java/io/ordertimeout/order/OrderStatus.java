@@ -1,6 +1,9 @@
 package io.ordertimeout.order;
 
-/** The only transitions are UNPAID -> PAID and UNPAID -> CLOSED; both are conditional UPDATEs in MySQL. */
+/**
+ * The only transitions are UNPAID -> PAID and UNPAID -> CLOSED; both are conditional UPDATEs in
+ * MySQL.
+ */
 public enum OrderStatus {
   UNPAID,
   PAID,

@@ -18,8 +18,9 @@ import java.util.Optional;
 
 /** Reads orders and their items from MySQL. Columns are read by name. */
 public final class OrderStore {
-  static final String ORDER_COLUMNS = "order_id, tenant_id, user_id, status, amount_fen, coupon_id, prepay_id,"
-      + " created_at, expire_at, paid_at, closed_at, close_reason, request_hash";
+  static final String ORDER_COLUMNS =
+      "order_id, tenant_id, user_id, status, amount_fen, coupon_id, prepay_id,"
+          + " created_at, expire_at, paid_at, closed_at, close_reason, request_hash";
 
   private final Tx tx;
 
@@ -43,8 +44,13 @@ public final class OrderStore {
     }
     Map<String, List<OrderItem>> items = items(c, orderIds);
     List<Order> orders = new ArrayList<>(orderIds.size());
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT " + ORDER_COLUMNS + " FROM orders WHERE order_id IN (" + placeholders(orderIds.size()) + ")")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT "
+                + ORDER_COLUMNS
+                + " FROM orders WHERE order_id IN ("
+                + placeholders(orderIds.size())
+                + ")")) {
       bind(ps, 1, orderIds);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -55,14 +61,20 @@ public final class OrderStore {
     return orders;
   }
 
-  static Map<String, List<OrderItem>> items(Connection c, Collection<String> orderIds) throws SQLException {
+  static Map<String, List<OrderItem>> items(Connection c, Collection<String> orderIds)
+      throws SQLException {
     Map<String, List<OrderItem>> items = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement("SELECT order_id, sku_id, quantity FROM order_items"
-        + " WHERE order_id IN (" + placeholders(orderIds.size()) + ") ORDER BY order_id, sku_id")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT order_id, sku_id, quantity FROM order_items"
+                + " WHERE order_id IN ("
+                + placeholders(orderIds.size())
+                + ") ORDER BY order_id, sku_id")) {
       bind(ps, 1, orderIds);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          items.computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
+          items
+              .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
               .add(new OrderItem(rs.getString("sku_id"), rs.getInt("quantity")));
         }
       }
@@ -111,7 +123,8 @@ public final class OrderStore {
     return String.join(",", java.util.Collections.nCopies(n, "?"));
   }
 
-  public static int bind(PreparedStatement ps, int start, Collection<String> values) throws SQLException {
+  public static int bind(PreparedStatement ps, int start, Collection<String> values)
+      throws SQLException {
     int i = start;
     for (String v : values) {
       ps.setString(i++, v);

@@ -8,8 +8,8 @@ import java.util.HexFormat;
 import java.util.List;
 
 /**
- * A validated request to place an order. Items are sorted by SKU, which is also the order in which stock rows
- * are locked, so that two placements never deadlock on each other.
+ * A validated request to place an order. Items are sorted by SKU, which is also the order in which
+ * stock rows are locked, so that two placements never deadlock on each other.
  */
 public record PlaceOrderCommand(
     String orderId,
@@ -25,14 +25,25 @@ public record PlaceOrderCommand(
   }
 
   /**
-   * SHA-256 over the canonical form of everything the caller sent. An identical retry has the same hash and is
-   * answered with the existing order; a different request under the same order id is a conflict.
+   * SHA-256 over the canonical form of everything the caller sent. An identical retry has the same
+   * hash and is answered with the existing order; a different request under the same order id is a
+   * conflict.
    */
   public String requestHash() {
-    StringBuilder canonical = new StringBuilder()
-        .append(orderId).append('\n').append(tenantId).append('\n').append(userId).append('\n')
-        .append(couponId == null ? "" : couponId).append('\n').append(amountFen).append('\n')
-        .append(timeoutSeconds).append('\n');
+    StringBuilder canonical =
+        new StringBuilder()
+            .append(orderId)
+            .append('\n')
+            .append(tenantId)
+            .append('\n')
+            .append(userId)
+            .append('\n')
+            .append(couponId == null ? "" : couponId)
+            .append('\n')
+            .append(amountFen)
+            .append('\n')
+            .append(timeoutSeconds)
+            .append('\n');
     for (OrderItem item : items) {
       canonical.append(item.skuId()).append('=').append(item.quantity()).append('\n');
     }

@@ -16,11 +16,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Places an order: one transaction reserves stock (conditional UPDATE, no oversell), locks the coupon, writes
- * the order, its items, the RESERVE ledger rows and the snapshot; then the timer is scheduled in Redis.
+ * Places an order: one transaction reserves stock (conditional UPDATE, no oversell), locks the
+ * coupon, writes the order, its items, the RESERVE ledger rows and the snapshot; then the timer is
+ * scheduled in Redis.
  *
- * <p>Redis is scheduled after the commit and its failure does not fail the placement: MySQL is the source of
- * truth and compensation schedules any UNPAID order that has no timer.
+ * <p>Redis is scheduled after the commit and its failure does not fail the placement: MySQL is the
+ * source of truth and compensation schedules any UNPAID order that has no timer.
  */
 public final class PlaceOrderService {
   private static final Logger log = LoggerFactory.getLogger(PlaceOrderService.class);
@@ -35,7 +36,10 @@ public final class PlaceOrderService {
     this.metrics = metrics;
   }
 
-  /** The outcome: the order as stored, and whether this call created it (201) or found a retry (200). */
+  /**
+   * The outcome: the order as stored, and whether this call created it (201) or found a retry
+   * (200).
+   */
   public record Placed(Order order, boolean created) {}
 
   public Placed place(PlaceOrderCommand cmd) {
@@ -57,13 +61,16 @@ public final class PlaceOrderService {
   }
 
   private Optional<Placed> existing(String orderId, String hash) {
-    return tx.read("load order " + orderId, c -> OrderStore.find(c, orderId)).map(found -> {
-      if (!found.requestHash().equals(hash)) {
-        throw ApiError.conflict("ORDER_CONFLICT",
-            "order " + orderId + " already exists with different content");
-      }
-      return new Placed(found, false);
-    });
+    return tx.read("load order " + orderId, c -> OrderStore.find(c, orderId))
+        .map(
+            found -> {
+              if (!found.requestHash().equals(hash)) {
+                throw ApiError.conflict(
+                    "ORDER_CONFLICT",
+                    "order " + orderId + " already exists with different content");
+              }
+              return new Placed(found, false);
+            });
   }
 
   private void schedule(Order order) {
@@ -71,8 +78,10 @@ public final class PlaceOrderService {
       timers.schedule(order.orderId(), order.expireAt().toEpochMilli());
     } catch (RuntimeException e) {
       metrics.count("schedule_failures", 1);
-      log.warn("order {} placed but its timer was not scheduled; compensation will schedule it: {}",
-          order.orderId(), e.toString());
+      log.warn(
+          "order {} placed but its timer was not scheduled; compensation will schedule it: {}",
+          order.orderId(),
+          e.toString());
     }
   }
 
@@ -88,15 +97,34 @@ public final class PlaceOrderService {
     }
     insertItemsAndLedger(c, cmd);
     insertSnapshot(c, cmd, now, expireAt);
-    return new Order(cmd.orderId(), cmd.tenantId(), cmd.userId(), OrderStatus.UNPAID, cmd.amountFen(),
-        cmd.couponId(), null, cmd.items(), now, expireAt, null, null, null, hash);
+    return new Order(
+        cmd.orderId(),
+        cmd.tenantId(),
+        cmd.userId(),
+        OrderStatus.UNPAID,
+        cmd.amountFen(),
+        cmd.couponId(),
+        null,
+        cmd.items(),
+        now,
+        expireAt,
+        null,
+        null,
+        null,
+        hash);
   }
 
-  /** The order row goes first: a concurrent duplicate waits on its primary key instead of reserving stock. */
-  private static void insertOrder(Connection c, PlaceOrderCommand cmd, String hash, Instant now, Instant expireAt)
+  /**
+   * The order row goes first: a concurrent duplicate waits on its primary key instead of reserving
+   * stock.
+   */
+  private static void insertOrder(
+      Connection c, PlaceOrderCommand cmd, String hash, Instant now, Instant expireAt)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO orders (order_id, tenant_id, user_id, status,"
-        + " amount_fen, coupon_id, request_hash, created_at, expire_at) VALUES (?,?,?,'UNPAID',?,?,?,?,?)")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO orders (order_id, tenant_id, user_id, status,"
+                + " amount_fen, coupon_id, request_hash, created_at, expire_at) VALUES (?,?,?,'UNPAID',?,?,?,?,?)")) {
       ps.setString(1, cmd.orderId());
       ps.setString(2, cmd.tenantId());
       ps.setString(3, cmd.userId());
@@ -112,8 +140,10 @@ public final class PlaceOrderService {
   }
 
   private static void reserve(Connection c, String tenantId, OrderItem item) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE stock SET available = available - ?,"
-        + " reserved = reserved + ? WHERE sku_id = ? AND tenant_id = ? AND available >= ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE stock SET available = available - ?,"
+                + " reserved = reserved + ? WHERE sku_id = ? AND tenant_id = ? AND available >= ?")) {
       ps.setInt(1, item.quantity());
       ps.setInt(2, item.quantity());
       ps.setString(3, item.skuId());
@@ -127,13 +157,20 @@ public final class PlaceOrderService {
     if (available == null) {
       throw ApiError.badRequest("UNKNOWN_SKU", "SKU " + item.skuId() + " does not exist");
     }
-    throw ApiError.conflict("OUT_OF_STOCK",
-        "SKU " + item.skuId() + " has " + available + " available, " + item.quantity() + " requested");
+    throw ApiError.conflict(
+        "OUT_OF_STOCK",
+        "SKU "
+            + item.skuId()
+            + " has "
+            + available
+            + " available, "
+            + item.quantity()
+            + " requested");
   }
 
   private static Long available(Connection c, String tenantId, String skuId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT available FROM stock WHERE sku_id = ? AND tenant_id = ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT available FROM stock WHERE sku_id = ? AND tenant_id = ?")) {
       ps.setString(1, skuId);
       ps.setString(2, tenantId);
       try (ResultSet rs = ps.executeQuery()) {
@@ -143,8 +180,10 @@ public final class PlaceOrderService {
   }
 
   private static void lockCoupon(Connection c, PlaceOrderCommand cmd) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE coupons SET status = 'LOCKED', locked_by_order = ?"
-        + " WHERE coupon_id = ? AND tenant_id = ? AND owner_user_id = ? AND status = 'AVAILABLE'")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE coupons SET status = 'LOCKED', locked_by_order = ?"
+                + " WHERE coupon_id = ? AND tenant_id = ? AND owner_user_id = ? AND status = 'AVAILABLE'")) {
       ps.setString(1, cmd.orderId());
       ps.setString(2, cmd.couponId());
       ps.setString(3, cmd.tenantId());
@@ -153,29 +192,35 @@ public final class PlaceOrderService {
         return;
       }
     }
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT owner_user_id, status FROM coupons WHERE coupon_id = ? AND tenant_id = ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT owner_user_id, status FROM coupons WHERE coupon_id = ? AND tenant_id = ?")) {
       ps.setString(1, cmd.couponId());
       ps.setString(2, cmd.tenantId());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
-          throw ApiError.badRequest("UNKNOWN_COUPON", "coupon " + cmd.couponId() + " does not exist");
+          throw ApiError.badRequest(
+              "UNKNOWN_COUPON", "coupon " + cmd.couponId() + " does not exist");
         }
         if (!rs.getString("owner_user_id").equals(cmd.userId())) {
-          throw ApiError.badRequest("COUPON_NOT_OWNED",
+          throw ApiError.badRequest(
+              "COUPON_NOT_OWNED",
               "coupon " + cmd.couponId() + " does not belong to user " + cmd.userId());
         }
-        throw ApiError.badRequest("COUPON_NOT_AVAILABLE",
-            "coupon " + cmd.couponId() + " is " + rs.getString("status"));
+        throw ApiError.badRequest(
+            "COUPON_NOT_AVAILABLE", "coupon " + cmd.couponId() + " is " + rs.getString("status"));
       }
     }
   }
 
-  private static void insertItemsAndLedger(Connection c, PlaceOrderCommand cmd) throws SQLException {
-    try (PreparedStatement items = c.prepareStatement(
-            "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?,?,?)");
-        PreparedStatement ledger = c.prepareStatement(
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'RESERVE',?)")) {
+  private static void insertItemsAndLedger(Connection c, PlaceOrderCommand cmd)
+      throws SQLException {
+    try (PreparedStatement items =
+            c.prepareStatement(
+                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?,?,?)");
+        PreparedStatement ledger =
+            c.prepareStatement(
+                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'RESERVE',?)")) {
       for (OrderItem item : cmd.items()) {
         for (PreparedStatement ps : new PreparedStatement[] {items, ledger}) {
           ps.setString(1, cmd.orderId());
@@ -189,11 +234,12 @@ public final class PlaceOrderService {
     }
   }
 
-  private static void insertSnapshot(Connection c, PlaceOrderCommand cmd, Instant now, Instant expireAt)
-      throws SQLException {
+  private static void insertSnapshot(
+      Connection c, PlaceOrderCommand cmd, Instant now, Instant expireAt) throws SQLException {
     String snapshot = OrderSnapshot.of(cmd, now, expireAt);
-    try (PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?,?,?)")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?,?,?)")) {
       ps.setString(1, cmd.orderId());
       ps.setString(2, snapshot);
       ps.setString(3, PlaceOrderCommand.sha256(snapshot));
@@ -208,16 +254,26 @@ public final class PlaceOrderService {
     }
   }
 
-  /** The snapshot document: what the order was when placed, versioned so compensation can evolve. */
+  /**
+   * The snapshot document: what the order was when placed, versioned so compensation can evolve.
+   */
   static final class OrderSnapshot {
     private OrderSnapshot() {}
 
     static String of(PlaceOrderCommand cmd, Instant createdAt, Instant expireAt) {
-      var root = Json.object().put("v", 1).put("orderId", cmd.orderId()).put("tenantId", cmd.tenantId())
-          .put("userId", cmd.userId()).put("amountFen", cmd.amountFen()).put("couponId", cmd.couponId())
-          .put("createdAt", createdAt.toString()).put("expireAt", expireAt.toString());
+      var root =
+          Json.object()
+              .put("v", 1)
+              .put("orderId", cmd.orderId())
+              .put("tenantId", cmd.tenantId())
+              .put("userId", cmd.userId())
+              .put("amountFen", cmd.amountFen())
+              .put("couponId", cmd.couponId())
+              .put("createdAt", createdAt.toString())
+              .put("expireAt", expireAt.toString());
       var items = root.putArray("items");
-      cmd.items().forEach(i -> items.addObject().put("skuId", i.skuId()).put("quantity", i.quantity()));
+      cmd.items()
+          .forEach(i -> items.addObject().put("skuId", i.skuId()).put("quantity", i.quantity()));
       return Json.write(root);
     }
   }

@@ -8,8 +8,8 @@ import okhttp3.Request;
 import okhttp3.Response;
 
 /**
- * Sends every SDK request to another base URL (the simulator) by rewriting scheme, host and port. The
- * SDK signs path and query only, so the Authorization header stays valid.
+ * Sends every SDK request to another base URL (the simulator) by rewriting scheme, host and port.
+ * The SDK signs path and query only, so the Authorization header stays valid.
  */
 final class BaseUrlInterceptor implements Interceptor {
 
@@ -24,7 +24,13 @@ final class BaseUrlInterceptor implements Interceptor {
   public Response intercept(Chain chain) throws IOException {
     Request request = chain.request();
     HttpUrl target =
-        request.url().newBuilder().scheme(base.scheme()).host(base.host()).port(base.port()).build();
+        request
+            .url()
+            .newBuilder()
+            .scheme(base.scheme())
+            .host(base.host())
+            .port(base.port())
+            .build();
     return chain.proceed(request.newBuilder().url(target).build());
   }
 }

@@ -7,9 +7,13 @@ public final class InvalidNotificationException extends RuntimeException {
 
   /** Why the notification was refused. */
   public enum Reason {
-    /** Signature does not verify with the WeChat Pay public key, or the serial is not that key's id. */
+    /**
+     * Signature does not verify with the WeChat Pay public key, or the serial is not that key's id.
+     */
     BAD_SIGNATURE,
-    /** Wechatpay-Timestamp more than 5 minutes from our clock: a replay or a badly skewed sender. */
+    /**
+     * Wechatpay-Timestamp more than 5 minutes from our clock: a replay or a badly skewed sender.
+     */
     STALE_TIMESTAMP,
     /** Headers missing, timestamp not a number, body not the notification JSON. */
     MALFORMED,
@@ -21,8 +25,11 @@ public final class InvalidNotificationException extends RuntimeException {
 
   private final Reason reason;
 
-  public InvalidNotificationException(Reason reason, String tenantId, String detail, Throwable cause) {
-    super("payment notification for tenant " + tenantId + " rejected: " + reason + ": " + detail, cause);
+  public InvalidNotificationException(
+      Reason reason, String tenantId, String detail, Throwable cause) {
+    super(
+        "payment notification for tenant " + tenantId + " rejected: " + reason + ": " + detail,
+        cause);
     this.reason = reason;
   }
 

@@ -3,8 +3,8 @@ package io.ordertimeout.payment;
 import java.util.Objects;
 
 /**
- * One tenant's WeChat Pay merchant account in public key mode. Comes from Secrets Manager in production;
- * {@link #toString()} never prints the keys.
+ * One tenant's WeChat Pay merchant account in public key mode. Comes from Secrets Manager in
+ * production; {@link #toString()} never prints the keys.
  *
  * @param privateKeyPem the merchant API private key (PKCS#8 PEM) that signs requests and paySign
  * @param apiV3Key the 32-character key that decrypts notifications
@@ -37,7 +37,16 @@ public record MerchantCredentials(
 
   @Override
   public String toString() {
-    return "MerchantCredentials[mchid=" + mchid + ", appid=" + appid + ", serial=" + merchantSerialNumber
-        + ", publicKeyId=" + wechatPayPublicKeyId + ", notifyUrl=" + notifyUrl + "]";
+    return "MerchantCredentials[mchid="
+        + mchid
+        + ", appid="
+        + appid
+        + ", serial="
+        + merchantSerialNumber
+        + ", publicKeyId="
+        + wechatPayPublicKeyId
+        + ", notifyUrl="
+        + notifyUrl
+        + "]";
   }
 }

@@ -1,8 +1,12 @@
 package io.ordertimeout.payment;
 
-/** Where a tenant's merchant credentials come from (Secrets Manager in production, a map in tests). */
+/**
+ * Where a tenant's merchant credentials come from (Secrets Manager in production, a map in tests).
+ */
 public interface MerchantDirectory {
 
-  /** @throws IllegalArgumentException when the tenant has no merchant account */
+  /**
+   * @throws IllegalArgumentException when the tenant has no merchant account
+   */
   MerchantCredentials forTenant(String tenantId);
 }

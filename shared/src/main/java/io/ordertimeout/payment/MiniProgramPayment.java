@@ -7,7 +7,12 @@ package io.ordertimeout.payment;
  * @param packageValue "prepay_id=wx..." (the field is named "package" in the mini-program API)
  */
 public record MiniProgramPayment(
-    String appId, String timeStamp, String nonceStr, String packageValue, String signType, String paySign) {
+    String appId,
+    String timeStamp,
+    String nonceStr,
+    String packageValue,
+    String signType,
+    String paySign) {
 
   public String prepayId() {
     return packageValue.substring(packageValue.indexOf('=') + 1);

@@ -16,9 +16,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Verifies and decrypts one payment notification. The SDK's NotificationParser checks the signature and
- * decrypts, but ignores the timestamp; this class adds the 5-minute freshness check against our clock
- * (so a captured notification cannot be replayed later) and the merchant check.
+ * Verifies and decrypts one payment notification. The SDK's NotificationParser checks the signature
+ * and decrypts, but ignores the timestamp; this class adds the 5-minute freshness check against our
+ * clock (so a captured notification cannot be replayed later) and the merchant check.
  */
 final class NotificationReader {
 
@@ -33,14 +33,16 @@ final class NotificationReader {
     this.clock = clock;
   }
 
-  PaymentNotification read(String tenantId, TenantClients tenant, Map<String, String> rawHeaders, String body) {
+  PaymentNotification read(
+      String tenantId, TenantClients tenant, Map<String, String> rawHeaders, String body) {
     Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     headers.putAll(rawHeaders);
     if (body == null || body.isBlank()) {
       throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "empty body", null);
     }
     String nonce = required(headers, "Wechatpay-Nonce", tenantId);
-    Instant timestamp = freshTimestamp(required(headers, "Wechatpay-Timestamp", tenantId), tenantId);
+    Instant timestamp =
+        freshTimestamp(required(headers, "Wechatpay-Timestamp", tenantId), tenantId);
     RequestParam request =
         new RequestParam.Builder()
             .serialNumber(required(headers, "Wechatpay-Serial", tenantId))
@@ -60,12 +62,16 @@ final class NotificationReader {
     try {
       signedAt = Instant.ofEpochSecond(Long.parseLong(epochSeconds.trim()));
     } catch (NumberFormatException e) {
-      throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "Wechatpay-Timestamp " + epochSeconds, e);
+      throw new InvalidNotificationException(
+          Reason.MALFORMED, tenantId, "Wechatpay-Timestamp " + epochSeconds, e);
     }
     Duration skew = Duration.between(signedAt, clock.instant()).abs();
     if (skew.compareTo(MAX_SKEW) > 0) {
       throw new InvalidNotificationException(
-          Reason.STALE_TIMESTAMP, tenantId, "signed at " + signedAt + ", " + skew.toSeconds() + " s off our clock", null);
+          Reason.STALE_TIMESTAMP,
+          tenantId,
+          "signed at " + signedAt + ", " + skew.toSeconds() + " s off our clock",
+          null);
     }
     return signedAt;
   }
@@ -80,15 +86,24 @@ final class NotificationReader {
     } catch (MalformedMessageException e) {
       throw new InvalidNotificationException(Reason.MALFORMED, tenantId, e.getMessage(), e);
     } catch (RuntimeException e) {
-      // Untrusted input: bad base64, JSON the SDK's Gson cannot read, a nonce of the wrong length...
+      // Untrusted input: bad base64, JSON the SDK's Gson cannot read, a nonce of the wrong
+      // length...
       throw new InvalidNotificationException(Reason.MALFORMED, tenantId, String.valueOf(e), e);
     }
   }
 
   private static void checkMerchant(String tenantId, MerchantCredentials merchant, Transaction t) {
     if (!merchant.mchid().equals(t.getMchid()) || !merchant.appid().equals(t.getAppid())) {
-      throw new InvalidNotificationException(Reason.MERCHANT_MISMATCH, tenantId,
-          "out_trade_no " + t.getOutTradeNo() + " names mchid " + t.getMchid() + " appid " + t.getAppid(), null);
+      throw new InvalidNotificationException(
+          Reason.MERCHANT_MISMATCH,
+          tenantId,
+          "out_trade_no "
+              + t.getOutTradeNo()
+              + " names mchid "
+              + t.getMchid()
+              + " appid "
+              + t.getAppid(),
+          null);
     }
   }
 
@@ -103,7 +118,11 @@ final class NotificationReader {
   private static PaymentNotification toNotification(
       String tenantId, JsonNode envelope, String nonce, Instant timestamp, Transaction t) {
     if (t.getOutTradeNo() == null || t.getTradeState() == null || t.getAmount() == null) {
-      throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "transaction lacks out_trade_no, trade_state or amount", null);
+      throw new InvalidNotificationException(
+          Reason.MALFORMED,
+          tenantId,
+          "transaction lacks out_trade_no, trade_state or amount",
+          null);
     }
     return new PaymentNotification(
         envelope.path("id").asText(null),
@@ -122,7 +141,8 @@ final class NotificationReader {
   private static String required(Map<String, String> headers, String name, String tenantId) {
     String value = headers.get(name);
     if (value == null || value.isBlank()) {
-      throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "header " + name + " missing", null);
+      throw new InvalidNotificationException(
+          Reason.MALFORMED, tenantId, "header " + name + " missing", null);
     }
     return value;
   }

@@ -13,9 +13,24 @@ public final class PaymentRejectedException extends RuntimeException {
   private final String reference;
 
   public PaymentRejectedException(
-      String code, int httpStatus, String tenantId, String operation, String reference, String message) {
-    super(operation + " " + reference + " for tenant " + tenantId + " rejected by WeChat Pay: HTTP "
-        + httpStatus + " " + code + " " + message);
+      String code,
+      int httpStatus,
+      String tenantId,
+      String operation,
+      String reference,
+      String message) {
+    super(
+        operation
+            + " "
+            + reference
+            + " for tenant "
+            + tenantId
+            + " rejected by WeChat Pay: HTTP "
+            + httpStatus
+            + " "
+            + code
+            + " "
+            + message);
     this.code = code;
     this.httpStatus = httpStatus;
     this.reference = reference;

@@ -1,9 +1,9 @@
 package io.ordertimeout.payment;
 
 /**
- * WeChat gave no definite answer: 5xx, SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING on close, a timeout,
- * an I/O error or a response that failed verification. The caller retries later with backoff; the trade
- * may or may not have changed on WeChat's side.
+ * WeChat gave no definite answer: 5xx, SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING on close, a
+ * timeout, an I/O error or a response that failed verification. The caller retries later with
+ * backoff; the trade may or may not have changed on WeChat's side.
  */
 public final class PaymentTransientException extends RuntimeException {
 
@@ -15,16 +15,32 @@ public final class PaymentTransientException extends RuntimeException {
   private final String reference;
 
   public PaymentTransientException(
-      String code, String tenantId, String operation, String reference, String detail, Throwable cause) {
-    super(operation + " " + reference + " for tenant " + tenantId + " failed transiently: " + code
-        + (detail == null ? "" : " (" + detail + ")"), cause);
+      String code,
+      String tenantId,
+      String operation,
+      String reference,
+      String detail,
+      Throwable cause) {
+    super(
+        operation
+            + " "
+            + reference
+            + " for tenant "
+            + tenantId
+            + " failed transiently: "
+            + code
+            + (detail == null ? "" : " (" + detail + ")"),
+        cause);
     this.code = code;
     this.tenantId = tenantId;
     this.operation = operation;
     this.reference = reference;
   }
 
-  /** WeChat's error code (SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING, ...) or IO_ERROR, INVALID_RESPONSE. */
+  /**
+   * WeChat's error code (SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING, ...) or IO_ERROR,
+   * INVALID_RESPONSE.
+   */
   public String code() {
     return code;
   }

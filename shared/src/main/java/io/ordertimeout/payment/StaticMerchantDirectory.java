@@ -15,8 +15,8 @@ public final class StaticMerchantDirectory implements MerchantDirectory {
   public MerchantCredentials forTenant(String tenantId) {
     MerchantCredentials credentials = byTenant.get(tenantId);
     if (credentials == null) {
-      throw new IllegalArgumentException("no WeChat Pay merchant for tenant " + tenantId
-          + "; known tenants " + byTenant.keySet());
+      throw new IllegalArgumentException(
+          "no WeChat Pay merchant for tenant " + tenantId + "; known tenants " + byTenant.keySet());
     }
     return credentials;
   }

@@ -10,8 +10,9 @@ import okhttp3.OkHttpClient;
 
 /**
  * One tenant's SDK objects, built once (Lambda init or first use) and reused: parsing PEM keys and
- * building clients costs milliseconds we do not want on every close. Public key mode makes no network
- * call here, unlike RSAAutoCertificateConfig, which downloads platform certificates at build time.
+ * building clients costs milliseconds we do not want on every close. Public key mode makes no
+ * network call here, unlike RSAAutoCertificateConfig, which downloads platform certificates at
+ * build time.
  */
 record TenantClients(
     MerchantCredentials credentials,

@@ -10,7 +10,11 @@ import java.time.Instant;
  * @param successTime null until paid
  */
 public record TradeStatus(
-    String outTradeNo, TradeState state, String transactionId, Long amountFen, Instant successTime) {
+    String outTradeNo,
+    TradeState state,
+    String transactionId,
+    Long amountFen,
+    Instant successTime) {
 
   static TradeStatus notFound(String outTradeNo) {
     return new TradeStatus(outTradeNo, TradeState.NOT_FOUND, null, null, null);

@@ -8,13 +8,15 @@ import okhttp3.Interceptor;
 import okhttp3.Response;
 
 /**
- * Makes responses readable by the SDK, which looks headers up in a case-sensitive map under the exact
- * names "Wechatpay-Timestamp", "Request-ID", ... while HTTP header names are case-insensitive: over
- * HTTP/2 they all arrive lower-case, and the JDK HttpServer behind the simulator sends
- * "Wechatpay-timestamp". Without this, every response fails validation ("timestamp[null] invalid").
+ * Makes responses readable by the SDK, which looks headers up in a case-sensitive map under the
+ * exact names "Wechatpay-Timestamp", "Request-ID", ... while HTTP header names are
+ * case-insensitive: over HTTP/2 they all arrive lower-case, and the JDK HttpServer behind the
+ * simulator sends "Wechatpay-timestamp". Without this, every response fails validation
+ * ("timestamp[null] invalid").
  *
- * <p>It also turns a 202 that carries an error body (APIv3 documents "202 USERPAYING") into a 400: the
- * SDK treats every 2xx as success, and a close that WeChat did not perform must not read as CLOSED.
+ * <p>It also turns a 202 that carries an error body (APIv3 documents "202 USERPAYING") into a 400:
+ * the SDK treats every 2xx as success, and a close that WeChat did not perform must not read as
+ * CLOSED.
  */
 final class WeChatHeaderInterceptor implements Interceptor {
 

@@ -29,15 +29,18 @@ import okhttp3.ConnectionPool;
 import okhttp3.OkHttpClient;
 
 /**
- * {@link PaymentGateway} on wechatpay-java in public key mode. Build one per execution environment (in
- * a handler's static init): tenants' SDK clients are created on first use and cached, and all share one
- * OkHttp connection pool.
+ * {@link PaymentGateway} on wechatpay-java in public key mode. Build one per execution environment
+ * (in a handler's static init): tenants' SDK clients are created on first use and cached, and all
+ * share one OkHttp connection pool.
  */
 public final class WeChatPayGateway implements PaymentGateway {
 
   /** WeChat writes and expects RFC 3339 in Beijing time. */
   private static final ZoneOffset BEIJING = ZoneOffset.ofHours(8);
-  /** WeChat closes idle keep-alive connections after 8 s; dropping ours at 7 s avoids a dead reuse. */
+
+  /**
+   * WeChat closes idle keep-alive connections after 8 s; dropping ours at 7 s avoids a dead reuse.
+   */
   private static final int KEEP_ALIVE_SECONDS = 7;
 
   private final MerchantDirectory directory;
@@ -50,7 +53,9 @@ public final class WeChatPayGateway implements PaymentGateway {
     this(directory, clock, GatewaySettings.production());
   }
 
-  /** @param settings with a base URL override, every request goes there (the simulator) */
+  /**
+   * @param settings with a base URL override, every request goes there (the simulator)
+   */
   public WeChatPayGateway(MerchantDirectory directory, Clock clock, GatewaySettings settings) {
     this.directory = Objects.requireNonNull(directory, "directory");
     this.settings = Objects.requireNonNull(settings, "settings");
@@ -74,9 +79,18 @@ public final class WeChatPayGateway implements PaymentGateway {
     TenantClients tenant = clients(tenantId);
     PrepayRequest request = prepayRequest(tenant.credentials(), command);
     PrepayWithRequestPaymentResponse r =
-        call(tenantId, "prepay", command.outTradeNo(), () -> tenant.jsapi().prepayWithRequestPayment(request));
+        call(
+            tenantId,
+            "prepay",
+            command.outTradeNo(),
+            () -> tenant.jsapi().prepayWithRequestPayment(request));
     return new MiniProgramPayment(
-        r.getAppId(), r.getTimeStamp(), r.getNonceStr(), r.getPackageVal(), r.getSignType(), r.getPaySign());
+        r.getAppId(),
+        r.getTimeStamp(),
+        r.getNonceStr(),
+        r.getPackageVal(),
+        r.getSignType(),
+        r.getPaySign());
   }
 
   private static PrepayRequest prepayRequest(MerchantCredentials merchant, PrepayCommand command) {
@@ -103,24 +117,36 @@ public final class WeChatPayGateway implements PaymentGateway {
     QueryOrderByOutTradeNoRequest request = new QueryOrderByOutTradeNoRequest();
     request.setOutTradeNo(outTradeNo);
     request.setMchid(tenant.credentials().mchid());
-    return call(tenantId, "query", outTradeNo, () -> {
-      try {
-        return toStatus(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
-      } catch (ServiceException e) {
-        if (WeChatErrors.isNotFound(e)) {
-          return TradeStatus.notFound(outTradeNo);
-        }
-        throw e;
-      }
-    });
+    return call(
+        tenantId,
+        "query",
+        outTradeNo,
+        () -> {
+          try {
+            return toStatus(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
+          } catch (ServiceException e) {
+            if (WeChatErrors.isNotFound(e)) {
+              return TradeStatus.notFound(outTradeNo);
+            }
+            throw e;
+          }
+        });
   }
 
   private static TradeStatus toStatus(String outTradeNo, Transaction t) {
     if (t == null || t.getTradeState() == null) {
       throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
     }
-    Long amount = t.getAmount() == null || t.getAmount().getTotal() == null ? null : t.getAmount().getTotal().longValue();
-    return new TradeStatus(outTradeNo, tradeState(t.getTradeState()), t.getTransactionId(), amount, instant(t.getSuccessTime()));
+    Long amount =
+        t.getAmount() == null || t.getAmount().getTotal() == null
+            ? null
+            : t.getAmount().getTotal().longValue();
+    return new TradeStatus(
+        outTradeNo,
+        tradeState(t.getTradeState()),
+        t.getTransactionId(),
+        amount,
+        instant(t.getSuccessTime()));
   }
 
   @Override
@@ -129,14 +155,18 @@ public final class WeChatPayGateway implements PaymentGateway {
     CloseOrderRequest request = new CloseOrderRequest();
     request.setOutTradeNo(outTradeNo);
     request.setMchid(tenant.credentials().mchid());
-    return call(tenantId, "close", outTradeNo, () -> {
-      try {
-        tenant.jsapi().closeOrder(request);
-        return CloseResult.CLOSED;
-      } catch (ServiceException e) {
-        return definiteCloseAnswer(e);
-      }
-    });
+    return call(
+        tenantId,
+        "close",
+        outTradeNo,
+        () -> {
+          try {
+            tenant.jsapi().closeOrder(request);
+            return CloseResult.CLOSED;
+          } catch (ServiceException e) {
+            return definiteCloseAnswer(e);
+          }
+        });
   }
 
   private static CloseResult definiteCloseAnswer(ServiceException e) {
@@ -153,7 +183,8 @@ public final class WeChatPayGateway implements PaymentGateway {
   }
 
   @Override
-  public RefundResult refund(String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
+  public RefundResult refund(
+      String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
     TenantClients tenant = clients(tenantId);
     CreateRequest request = new CreateRequest();
     request.setOutTradeNo(outTradeNo);
@@ -164,7 +195,11 @@ public final class WeChatPayGateway implements PaymentGateway {
     amount.setTotal(amountFen);
     amount.setCurrency("CNY");
     request.setAmount(amount);
-    return call(tenantId, "refund", outRefundNo, () -> toRefund(tenant.refunds().create(withTotal(tenantId, request))));
+    return call(
+        tenantId,
+        "refund",
+        outRefundNo,
+        () -> toRefund(tenant.refunds().create(withTotal(tenantId, request))));
   }
 
   /** WeChat wants the order total next to the refund amount; the query tells us the total. */
@@ -181,35 +216,48 @@ public final class WeChatPayGateway implements PaymentGateway {
     TenantClients tenant = clients(tenantId);
     QueryByOutRefundNoRequest request = new QueryByOutRefundNoRequest();
     request.setOutRefundNo(outRefundNo);
-    return call(tenantId, "queryRefund", outRefundNo, () -> {
-      try {
-        return toRefund(tenant.refunds().queryByOutRefundNo(request));
-      } catch (ServiceException e) {
-        if (WeChatErrors.isNotFound(e)) {
-          return RefundResult.notFound(outRefundNo);
-        }
-        throw e;
-      }
-    });
+    return call(
+        tenantId,
+        "queryRefund",
+        outRefundNo,
+        () -> {
+          try {
+            return toRefund(tenant.refunds().queryByOutRefundNo(request));
+          } catch (ServiceException e) {
+            if (WeChatErrors.isNotFound(e)) {
+              return RefundResult.notFound(outRefundNo);
+            }
+            throw e;
+          }
+        });
   }
 
   private static RefundResult toRefund(Refund r) {
-    RefundStatus status = r.getStatus() == null ? RefundStatus.PROCESSING : RefundStatus.valueOf(r.getStatus().name());
+    RefundStatus status =
+        r.getStatus() == null
+            ? RefundStatus.PROCESSING
+            : RefundStatus.valueOf(r.getStatus().name());
     Long refunded = r.getAmount() == null ? null : r.getAmount().getRefund();
-    return new RefundResult(r.getOutRefundNo(), r.getOutTradeNo(), r.getRefundId(), status, refunded);
+    return new RefundResult(
+        r.getOutRefundNo(), r.getOutTradeNo(), r.getRefundId(), status, refunded);
   }
 
   @Override
-  public PaymentNotification parseNotification(String tenantId, Map<String, String> headers, String body) {
+  public PaymentNotification parseNotification(
+      String tenantId, Map<String, String> headers, String body) {
     return notifications.read(tenantId, clients(tenantId), headers, body);
   }
 
   private TenantClients clients(String tenantId) {
-    return tenants.computeIfAbsent(tenantId, id -> TenantClients.build(directory.forTenant(id), okHttp, settings));
+    return tenants.computeIfAbsent(
+        tenantId, id -> TenantClients.build(directory.forTenant(id), okHttp, settings));
   }
 
-  /** Runs one SDK call; anything but a definite answer leaves as Transient- or RejectedException. */
-  private static <T> T call(String tenantId, String operation, String reference, Supplier<T> action) {
+  /**
+   * Runs one SDK call; anything but a definite answer leaves as Transient- or RejectedException.
+   */
+  private static <T> T call(
+      String tenantId, String operation, String reference, Supplier<T> action) {
     try {
       return action.get();
     } catch (PaymentTransientException | PaymentRejectedException e) {
@@ -218,7 +266,8 @@ public final class WeChatPayGateway implements PaymentGateway {
       throw WeChatErrors.translate(e, tenantId, operation, reference);
     } catch (RuntimeException e) {
       if (e.getClass().getName().startsWith("com.google.gson.")) {
-        // ServiceException's constructor parses the error body with Gson; a proxy's HTML 502 breaks it
+        // ServiceException's constructor parses the error body with Gson; a proxy's HTML 502 breaks
+        // it
         throw WeChatErrors.translate(e, tenantId, operation, reference);
       }
       throw e;
@@ -226,8 +275,11 @@ public final class WeChatPayGateway implements PaymentGateway {
   }
 
   static TradeState tradeState(Transaction.TradeStateEnum state) {
-    // ACCEPT ("received, awaiting debit") is not paid and not closable yet: the same handling as USERPAYING
-    return state == Transaction.TradeStateEnum.ACCEPT ? TradeState.USERPAYING : TradeState.valueOf(state.name());
+    // ACCEPT ("received, awaiting debit") is not paid and not closable yet: the same handling as
+    // USERPAYING
+    return state == Transaction.TradeStateEnum.ACCEPT
+        ? TradeState.USERPAYING
+        : TradeState.valueOf(state.name());
   }
 
   static Instant instant(String rfc3339) {

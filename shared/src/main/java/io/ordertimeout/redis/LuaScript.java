@@ -12,8 +12,8 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
- * One Lua script from {@code src/main/resources/redis/}, run by SHA. A NOSCRIPT answer (a restarted or new
- * cluster node) falls back once to EVAL with the body, which also caches it on that node.
+ * One Lua script from {@code src/main/resources/redis/}, run by SHA. A NOSCRIPT answer (a restarted
+ * or new cluster node) falls back once to EVAL with the body, which also caches it on that node.
  */
 public final class LuaScript {
   private final String name;
@@ -38,7 +38,10 @@ public final class LuaScript {
     }
   }
 
-  public <T> T run(RedisClusterCommands<String, String> redis, ScriptOutputType type, String[] keys,
+  public <T> T run(
+      RedisClusterCommands<String, String> redis,
+      ScriptOutputType type,
+      String[] keys,
       String... args) {
     try {
       return redis.evalsha(sha, type, keys, args);
@@ -53,8 +56,9 @@ public final class LuaScript {
 
   private static String sha1(String text) {
     try {
-      return HexFormat.of().formatHex(
-          MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-1").digest(text.getBytes(StandardCharsets.UTF_8)));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-1 is required of every JVM", e);
     }

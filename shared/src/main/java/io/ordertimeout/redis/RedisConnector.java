@@ -15,13 +15,13 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
 
 /**
- * One Lettuce client and connection per execution environment, standalone or ElastiCache cluster mode; the
- * rest of the code sees only {@link RedisClusterCommands}, which both modes implement.
+ * One Lettuce client and connection per execution environment, standalone or ElastiCache cluster
+ * mode; the rest of the code sees only {@link RedisClusterCommands}, which both modes implement.
  */
 public final class RedisConnector implements AutoCloseable {
   /**
-   * Commands time out after 2 s: a Redis round trip is sub-millisecond, and a stuck one must fail the pass
-   * (the loop retries) rather than hold a Lambda invocation for Lettuce's default 60 s.
+   * Commands time out after 2 s: a Redis round trip is sub-millisecond, and a stuck one must fail
+   * the pass (the loop retries) rather than hold a Lambda invocation for Lettuce's default 60 s.
    */
   static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
 
@@ -29,7 +29,9 @@ public final class RedisConnector implements AutoCloseable {
   private final StatefulConnection<String, String> connection;
   private final RedisClusterCommands<String, String> sync;
 
-  private RedisConnector(AutoCloseable client, StatefulConnection<String, String> connection,
+  private RedisConnector(
+      AutoCloseable client,
+      StatefulConnection<String, String> connection,
       RedisClusterCommands<String, String> sync) {
     this.client = client;
     this.connection = connection;
@@ -39,19 +41,26 @@ public final class RedisConnector implements AutoCloseable {
   public static RedisConnector connect(String uri, boolean cluster) {
     RedisURI redisUri = RedisURI.create(uri);
     redisUri.setTimeout(COMMAND_TIMEOUT);
-    SocketOptions socket = SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).keepAlive(true).build();
+    SocketOptions socket =
+        SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).keepAlive(true).build();
     TimeoutOptions timeouts = TimeoutOptions.enabled(COMMAND_TIMEOUT);
     if (cluster) {
       RedisClusterClient client = RedisClusterClient.create(redisUri);
-      client.setOptions(ClusterClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts)
-          .topologyRefreshOptions(ClusterTopologyRefreshOptions.builder()
-              .enableAllAdaptiveRefreshTriggers().build())
-          .build());
+      client.setOptions(
+          ClusterClientOptions.builder()
+              .socketOptions(socket)
+              .timeoutOptions(timeouts)
+              .topologyRefreshOptions(
+                  ClusterTopologyRefreshOptions.builder()
+                      .enableAllAdaptiveRefreshTriggers()
+                      .build())
+              .build());
       StatefulRedisClusterConnection<String, String> c = client.connect();
       return new RedisConnector(client::shutdown, c, c.sync());
     }
     RedisClient client = RedisClient.create(redisUri);
-    client.setOptions(ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+    client.setOptions(
+        ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
     StatefulRedisConnection<String, String> c = client.connect();
     return new RedisConnector(client::shutdown, c, c.sync());
   }

@@ -4,9 +4,10 @@ import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 
 /**
- * Exclusive, expiring leases: one active sweeper per timer shard. A lease only avoids wasted work (two
- * sweepers claiming and querying WeChat for the same shard); correctness rests on the claim script and the
- * database's conditional updates, because a lease can expire while its holder still works.
+ * Exclusive, expiring leases: one active sweeper per timer shard. A lease only avoids wasted work
+ * (two sweepers claiming and querying WeChat for the same shard); correctness rests on the claim
+ * script and the database's conditional updates, because a lease can expire while its holder still
+ * works.
  */
 public final class ShardLeases {
   private static final LuaScript ACQUIRE = LuaScript.load("acquireLease-1");
@@ -20,7 +21,9 @@ public final class ShardLeases {
 
   /** Takes or renews the lease; true when {@code token} holds it for the next {@code ttlMillis}. */
   public boolean acquire(String key, String token, long ttlMillis) {
-    Long held = ACQUIRE.run(redis, ScriptOutputType.INTEGER, new String[] {key}, token, Long.toString(ttlMillis));
+    Long held =
+        ACQUIRE.run(
+            redis, ScriptOutputType.INTEGER, new String[] {key}, token, Long.toString(ttlMillis));
     return held != null && held == 1L;
   }
 

@@ -14,8 +14,9 @@ import java.util.zip.CRC32;
 /**
  * The timer index: one sorted set per shard, score = deadline epoch ms, member = order id.
  *
- * <p>Keys are {@code <prefix>:{t<shard>}:timers}; the hash tag puts each shard (and its sweeper lease) in one
- * cluster slot, so every script touches one slot, and different shards spread over the cluster's nodes.
+ * <p>Keys are {@code <prefix>:{t<shard>}:timers}; the hash tag puts each shard (and its sweeper
+ * lease) in one cluster slot, so every script touches one slot, and different shards spread over
+ * the cluster's nodes.
  */
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-1");
@@ -56,20 +57,33 @@ public final class TimerIndex {
   /** Schedules many timers, one ZADD per shard. */
   public void scheduleAll(Map<String, Long> deadlines) {
     Map<Integer, List<ScoredValue<String>>> byShard = new TreeMap<>();
-    deadlines.forEach((id, at) ->
-        byShard.computeIfAbsent(shardOf(id), s -> new ArrayList<>()).add(ScoredValue.just(at, id)));
-    byShard.forEach((shard, values) -> {
-      for (int from = 0; from < values.size(); from += 1_000) {
-        List<ScoredValue<String>> chunk = values.subList(from, Math.min(values.size(), from + 1_000));
-        redis.zadd(timersKey(shard), chunk.toArray(ScoredValue[]::new));
-      }
-    });
+    deadlines.forEach(
+        (id, at) ->
+            byShard
+                .computeIfAbsent(shardOf(id), s -> new ArrayList<>())
+                .add(ScoredValue.just(at, id)));
+    byShard.forEach(
+        (shard, values) -> {
+          for (int from = 0; from < values.size(); from += 1_000) {
+            List<ScoredValue<String>> chunk =
+                values.subList(from, Math.min(values.size(), from + 1_000));
+            redis.zadd(timersKey(shard), chunk.toArray(ScoredValue[]::new));
+          }
+        });
   }
 
-  /** Claims up to {@code limit} due timers of a shard, hiding them from other claimers for {@code leaseMillis}. */
+  /**
+   * Claims up to {@code limit} due timers of a shard, hiding them from other claimers for {@code
+   * leaseMillis}.
+   */
   public List<String> claimDue(int shard, long nowMillis, long leaseMillis, int limit) {
-    return CLAIM.run(redis, ScriptOutputType.MULTI, new String[] {timersKey(shard)},
-        Long.toString(nowMillis), Long.toString(leaseMillis), Integer.toString(limit));
+    return CLAIM.run(
+        redis,
+        ScriptOutputType.MULTI,
+        new String[] {timersKey(shard)},
+        Long.toString(nowMillis),
+        Long.toString(leaseMillis),
+        Integer.toString(limit));
   }
 
   /** Removes timers whose orders are final (closed, paid) or handed elsewhere. */

@@ -18,24 +18,28 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The timeout sweep loop of one invocation: {@code until done: hold shard leases; claim due timers; close;
- * sleep until the next deadline}. Every error of a pass is logged and counted and the next pass tries again.
+ * The timeout sweep loop of one invocation: {@code until done: hold shard leases; claim due timers;
+ * close; sleep until the next deadline}. Every error of a pass is logged and counted and the next
+ * pass tries again.
  *
- * <p>One active sweeper per shard (a Redis lease, renewed every pass) keeps overlapping invocations from
- * claiming the same shard; it only saves work: claims are atomic and closes are conditional updates.
+ * <p>One active sweeper per shard (a Redis lease, renewed every pass) keeps overlapping invocations
+ * from claiming the same shard; it only saves work: claims are atomic and closes are conditional
+ * updates.
  */
 public final class TimeoutSweeper {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweeper.class);
 
   /**
-   * A shard lease outlives a stalled pass (one batch: a few hundred ms, WeChat timeouts included a few s) but
-   * hands the shard over within 10 s when an invocation dies without releasing it.
+   * A shard lease outlives a stalled pass (one batch: a few hundred ms, WeChat timeouts included a
+   * few s) but hands the shard over within 10 s when an invocation dies without releasing it.
    */
   static final Duration SHARD_LEASE = Duration.ofSeconds(10);
+
   /**
-   * Leases are renewed (and free shards picked up) at most this often: often enough that the minute-by-minute
-   * hand-over between overlapping invocations costs a quarter second, rarely enough that an idle sweeper over
-   * 16 shards makes ~64 lease calls a second, not one per 50 ms poll per shard.
+   * Leases are renewed (and free shards picked up) at most this often: often enough that the
+   * minute-by-minute hand-over between overlapping invocations costs a quarter second, rarely
+   * enough that an idle sweeper over 16 shards makes ~64 lease calls a second, not one per 50 ms
+   * poll per shard.
    */
   static final long LEASE_REFRESH_MILLIS = 250;
 
@@ -54,8 +58,13 @@ public final class TimeoutSweeper {
   /** Tunables of the loop; see OtcConfig for the defaults and their reasons. */
   public record Settings(int batch, Duration claimLease, Duration poll, Duration margin) {}
 
-  public TimeoutSweeper(TimerIndex timers, ShardLeases leases, OrderCloser closer, TimeSource time,
-      Metrics metrics, Settings settings) {
+  public TimeoutSweeper(
+      TimerIndex timers,
+      ShardLeases leases,
+      OrderCloser closer,
+      TimeSource time,
+      Metrics metrics,
+      Settings settings) {
     this.timers = timers;
     this.leases = leases;
     this.closer = closer;
@@ -64,7 +73,10 @@ public final class TimeoutSweeper {
     this.settings = settings;
   }
 
-  /** Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, or terminate(). */
+  /**
+   * Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, or
+   * terminate().
+   */
   public SweepStats run(LongSupplier remainingMillis) {
     long started = System.nanoTime();
     Counters counters = new Counters();
@@ -120,7 +132,8 @@ public final class TimeoutSweeper {
     int claimedTotal = 0;
     for (int shard : held) {
       long now = time.nowMillis();
-      List<String> claimed = timers.claimDue(shard, now, settings.claimLease().toMillis(), settings.batch());
+      List<String> claimed =
+          timers.claimDue(shard, now, settings.claimLease().toMillis(), settings.batch());
       if (claimed.isEmpty()) {
         continue;
       }
@@ -141,8 +154,11 @@ public final class TimeoutSweeper {
       // The claimed timers keep their lease score: they come back to a claimer when it runs out.
       counters.failedBatches++;
       metrics.count("close_batch_failures", 1);
-      log.warn("closing {} claimed orders of shard {} failed; they return after the claim lease: {}",
-          claimed.size(), shard, e.toString());
+      log.warn(
+          "closing {} claimed orders of shard {} failed; they return after the claim lease: {}",
+          claimed.size(),
+          shard,
+          e.toString());
     }
   }
 
@@ -165,7 +181,10 @@ public final class TimeoutSweeper {
       try {
         leases.release(timers.leaseKey(shard), token);
       } catch (RuntimeException e) {
-        log.warn("could not release the lease of shard {} (it expires by itself): {}", shard, e.toString());
+        log.warn(
+            "could not release the lease of shard {} (it expires by itself): {}",
+            shard,
+            e.toString());
       }
     }
   }
@@ -198,8 +217,8 @@ public final class TimeoutSweeper {
     long failedBatches;
 
     SweepStats stats(int shardsHeld, long durationMillis) {
-      return new SweepStats(passes, claimed, closed, notDue, alreadyFinal, failedBatches, shardsHeld,
-          durationMillis);
+      return new SweepStats(
+          passes, claimed, closed, notDue, alreadyFinal, failedBatches, shardsHeld, durationMillis);
     }
   }
 }

@@ -41,15 +41,20 @@ class OrderCloserTest {
     CloseResult first = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
     CloseResult second = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
 
-    assertThat(first.closed()).extracting(CloseResult.ClosedOrder::orderId).containsExactly("order-001");
+    assertThat(first.closed())
+        .extracting(CloseResult.ClosedOrder::orderId)
+        .containsExactly("order-001");
     assertThat(first.closed().get(0).lagMillis()).isGreaterThanOrEqualTo(0);
     assertThat(second.closed()).isEmpty();
     assertThat(second.alreadyFinal()).containsExactly("order-001");
-    assertThat(stack.dump("SELECT status, close_reason FROM orders")).containsExactly("CLOSED|TIMEOUT|");
+    assertThat(stack.dump("SELECT status, close_reason FROM orders"))
+        .containsExactly("CLOSED|TIMEOUT|");
     assertThat(stack.dump("SELECT sku_id, available, reserved, sold FROM stock ORDER BY sku_id"))
         .containsExactly("sku-a|100|0|0|", "sku-b|100|0|0|");
-    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")).isEqualTo(2);
-    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons")).containsExactly("AVAILABLE|null|");
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+        .isEqualTo(2);
+    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
+        .containsExactly("AVAILABLE|null|");
     assertThat(stack.app().timers().deadlineOf("order-001")).isEmpty();
   }
 
@@ -73,8 +78,10 @@ class OrderCloserTest {
     CloseResult result = stack.app().closer().close(List.of("order-003"), CloseReason.USER_CANCEL);
 
     assertThat(result.closed()).hasSize(1);
-    assertThat(stack.dump("SELECT status, close_reason FROM orders")).containsExactly("CLOSED|USER_CANCEL|");
-    assertThat(stack.dump("SELECT available, reserved FROM stock WHERE sku_id = 'sku-a'")).containsExactly("100|0|");
+    assertThat(stack.dump("SELECT status, close_reason FROM orders"))
+        .containsExactly("CLOSED|USER_CANCEL|");
+    assertThat(stack.dump("SELECT available, reserved FROM stock WHERE sku_id = 'sku-a'"))
+        .containsExactly("100|0|");
   }
 
   @Test
@@ -90,21 +97,29 @@ class OrderCloserTest {
   @Test
   void eightConcurrentClosersOverTheSameOrdersCloseEachExactlyOnce() throws Exception {
     stack.seedSku("hot", 10_000);
-    List<String> ids = stack.bulkPlace("conc-", 2_000, Duration.ofSeconds(-1), i -> new OrderItem("hot", 2));
+    List<String> ids =
+        stack.bulkPlace("conc-", 2_000, Duration.ofSeconds(-1), i -> new OrderItem("hot", 2));
     ExecutorService pool = Executors.newFixedThreadPool(8);
     List<Callable<Integer>> workers = new ArrayList<>();
     for (int w = 0; w < 8; w++) {
       List<String> shuffled = new ArrayList<>(ids);
       java.util.Collections.shuffle(shuffled, new java.util.Random(w));
-      workers.add(() -> {
-        int closed = 0;
-        for (int from = 0; from < shuffled.size(); from += 250) {
-          closed += stack.app().closer()
-              .close(shuffled.subList(from, Math.min(from + 250, shuffled.size())), CloseReason.TIMEOUT)
-              .closed().size();
-        }
-        return closed;
-      });
+      workers.add(
+          () -> {
+            int closed = 0;
+            for (int from = 0; from < shuffled.size(); from += 250) {
+              closed +=
+                  stack
+                      .app()
+                      .closer()
+                      .close(
+                          shuffled.subList(from, Math.min(from + 250, shuffled.size())),
+                          CloseReason.TIMEOUT)
+                      .closed()
+                      .size();
+            }
+            return closed;
+          });
     }
     int total = 0;
     for (Future<Integer> f : pool.invokeAll(workers)) {
@@ -114,7 +129,9 @@ class OrderCloserTest {
 
     assertThat(total).isEqualTo(2_000);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(2_000);
-    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")).isEqualTo(2_000);
-    assertThat(stack.dump("SELECT available, reserved FROM stock WHERE sku_id = 'hot'")).containsExactly("10000|0|");
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+        .isEqualTo(2_000);
+    assertThat(stack.dump("SELECT available, reserved FROM stock WHERE sku_id = 'hot'"))
+        .containsExactly("10000|0|");
   }
 }

@@ -40,7 +40,8 @@ class NotificationDeliveryTest {
     webhook = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     webhook.createContext("/notify", this::receive);
     webhook.start();
-    wechat.setWebhookUrl(URI.create("http://127.0.0.1:" + webhook.getAddress().getPort() + "/notify"));
+    wechat.setWebhookUrl(
+        URI.create("http://127.0.0.1:" + webhook.getAddress().getPort() + "/notify"));
     wechat.setRetryScale(0.001); // 15 s -> 15 ms
   }
 
@@ -50,7 +51,10 @@ class NotificationDeliveryTest {
     webhook.stop(0);
   }
 
-  /** Like payment-notify: parse (headers arrive as "Wechatpay-nonce"), answer 5xx to make WeChat retry. */
+  /**
+   * Like payment-notify: parse (headers arrive as "Wechatpay-nonce"), answer 5xx to make WeChat
+   * retry.
+   */
   private void receive(HttpExchange exchange) throws IOException {
     try (exchange) {
       exchange.sendResponseHeaders(answer(exchange), -1);
@@ -97,7 +101,9 @@ class NotificationDeliveryTest {
     List<Delivery> attempts = wechat.deliveries();
     assertThat(attempts).extracting(Delivery::attempt).containsExactly(1, 2, 3);
     assertThat(attempts).extracting(Delivery::status).containsExactly(500, 500, 204);
-    assertThat(attempts).extracting(Delivery::notificationId).containsOnly(accepted.get(0).notificationId());
+    assertThat(attempts)
+        .extracting(Delivery::notificationId)
+        .containsOnly(accepted.get(0).notificationId());
     assertThat(accepted.get(0).outTradeNo()).isEqualTo(outTradeNo);
   }
 
@@ -130,9 +136,11 @@ class NotificationDeliveryTest {
     String outTradeNo = prepaid();
     wechat.setWebhookUrl(null); // the genuine notification is lost
     wechat.pay(outTradeNo);
-    wechat.setWebhookUrl(URI.create("http://127.0.0.1:" + webhook.getAddress().getPort() + "/notify"));
+    wechat.setWebhookUrl(
+        URI.create("http://127.0.0.1:" + webhook.getAddress().getPort() + "/notify"));
 
-    int status = wechat.sendRawNotification(wechat.notification(outTradeNo).tamperCiphertext().build());
+    int status =
+        wechat.sendRawNotification(wechat.notification(outTradeNo).tamperCiphertext().build());
 
     assertThat(status).isEqualTo(401);
     assertThat(accepted).isEmpty();

@@ -39,7 +39,8 @@ class PaymentNotificationTest {
   private static String paidTrade(long amountFen) {
     String outTradeNo = WeChatPayGatewayTest.newTradeNo();
     gateway.prepay(TENANT, WeChatPayGatewayTest.command(outTradeNo, amountFen));
-    wechat.pay(outTradeNo); // no webhook set: the simulator's own delivery is lost, we build our own
+    wechat.pay(
+        outTradeNo); // no webhook set: the simulator's own delivery is lost, we build our own
     return outTradeNo;
   }
 
@@ -60,7 +61,8 @@ class PaymentNotificationTest {
     assertThat(parsed.successTime()).isEqualTo(trade.successTime());
     assertThat(parsed.eventType()).isEqualTo("TRANSACTION.SUCCESS");
     assertThat(parsed.nonce()).isEqualTo(n.header("Wechatpay-Nonce"));
-    assertThat(parsed.timestamp().getEpochSecond()).isEqualTo(Long.parseLong(n.header("Wechatpay-Timestamp")));
+    assertThat(parsed.timestamp().getEpochSecond())
+        .isEqualTo(Long.parseLong(n.header("Wechatpay-Timestamp")));
   }
 
   @Test
@@ -69,7 +71,8 @@ class PaymentNotificationTest {
     Map<String, String> lower = new HashMap<>();
     n.headers().forEach((k, v) -> lower.put(k.toLowerCase(Locale.ROOT), v));
 
-    assertThat(gateway.parseNotification(TENANT, lower, n.body()).tradeState()).isEqualTo(TradeState.SUCCESS);
+    assertThat(gateway.parseNotification(TENANT, lower, n.body()).tradeState())
+        .isEqualTo(TradeState.SUCCESS);
   }
 
   @Test
@@ -88,14 +91,21 @@ class PaymentNotificationTest {
     KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
     generator.initialize(2048);
     SignedNotification forged =
-        wechat.notification(paidTrade(100)).signedWith(generator.generateKeyPair().getPrivate()).build();
+        wechat
+            .notification(paidTrade(100))
+            .signedWith(generator.generateKeyPair().getPrivate())
+            .build();
 
     assertRejected(forged, Reason.BAD_SIGNATURE);
   }
 
   @Test
   void aNotificationNamingAnotherPublicKeyIdIsRejected() {
-    SignedNotification n = wechat.notification(paidTrade(100)).serial("PUB_KEY_ID_0000000000000000000000000000").build();
+    SignedNotification n =
+        wechat
+            .notification(paidTrade(100))
+            .serial("PUB_KEY_ID_0000000000000000000000000000")
+            .build();
 
     assertRejected(n, Reason.BAD_SIGNATURE);
   }
@@ -104,13 +114,18 @@ class PaymentNotificationTest {
   void anAlteredBodyNoLongerMatchesItsSignature() {
     SignedNotification n = wechat.notification(paidTrade(100)).build();
 
-    assertRejected(n.withBody(n.body().replace("TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS ")), Reason.BAD_SIGNATURE);
+    assertRejected(
+        n.withBody(n.body().replace("TRANSACTION.SUCCESS", "TRANSACTION.SUCCESS ")),
+        Reason.BAD_SIGNATURE);
   }
 
   @Test
   void aStaleTimestampIsRejectedEvenWithAValidSignature() {
     SignedNotification stale =
-        wechat.notification(paidTrade(100)).timestamp(Instant.now().minus(Duration.ofMinutes(6))).build();
+        wechat
+            .notification(paidTrade(100))
+            .timestamp(Instant.now().minus(Duration.ofMinutes(6)))
+            .build();
 
     assertRejected(stale, Reason.STALE_TIMESTAMP);
   }
@@ -119,20 +134,28 @@ class PaymentNotificationTest {
   void freshnessIsJudgedByTheInjectedClock() {
     SignedNotification n = wechat.notification(paidTrade(100)).build();
     Clock tenMinutesAhead = Clock.offset(Clock.systemUTC(), Duration.ofMinutes(10));
-    WeChatPayGateway skewed = WeChatPayGatewayTest.gatewayFor(wechat, tenMinutesAhead, Duration.ofSeconds(1));
+    WeChatPayGateway skewed =
+        WeChatPayGatewayTest.gatewayFor(wechat, tenMinutesAhead, Duration.ofSeconds(1));
 
     assertThatThrownBy(() -> skewed.parseNotification(TENANT, n.headers(), n.body()))
-        .isInstanceOfSatisfying(InvalidNotificationException.class, e -> assertThat(e.reason()).isEqualTo(Reason.STALE_TIMESTAMP));
+        .isInstanceOfSatisfying(
+            InvalidNotificationException.class,
+            e -> assertThat(e.reason()).isEqualTo(Reason.STALE_TIMESTAMP));
   }
 
   @Test
   void aTamperedCiphertextFailsDecryption() {
-    assertRejected(wechat.notification(paidTrade(100)).tamperCiphertext().build(), Reason.DECRYPTION_FAILED);
+    assertRejected(
+        wechat.notification(paidTrade(100)).tamperCiphertext().build(), Reason.DECRYPTION_FAILED);
   }
 
   @Test
   void aResourceEncryptedWithAnotherApiV3KeyFailsDecryption() {
-    SignedNotification n = wechat.notification(paidTrade(100)).encryptedWith("0123456789abcdef0123456789ABCDEF").build();
+    SignedNotification n =
+        wechat
+            .notification(paidTrade(100))
+            .encryptedWith("0123456789abcdef0123456789ABCDEF")
+            .build();
 
     assertRejected(n, Reason.DECRYPTION_FAILED);
   }
@@ -150,9 +173,11 @@ class PaymentNotificationTest {
 
   private static void assertRejected(SignedNotification n, Reason reason) {
     assertThatThrownBy(() -> gateway.parseNotification(TENANT, n.headers(), n.body()))
-        .isInstanceOfSatisfying(InvalidNotificationException.class, e -> {
-          assertThat(e.reason()).isEqualTo(reason);
-          assertThat(e.getMessage()).contains(TENANT);
-        });
+        .isInstanceOfSatisfying(
+            InvalidNotificationException.class,
+            e -> {
+              assertThat(e.reason()).isEqualTo(reason);
+              assertThat(e.getMessage()).contains(TENANT);
+            });
   }
 }

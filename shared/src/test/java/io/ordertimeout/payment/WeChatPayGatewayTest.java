@@ -40,11 +40,18 @@ class WeChatPayGatewayTest {
   static WeChatPayGateway gatewayFor(WeChatPaySimulator sim, Clock clock, Duration readTimeout) {
     MerchantCredentials credentials =
         new MerchantCredentials(
-            sim.mchid(), sim.appid(), sim.merchantSerialNumber(), sim.merchantPrivateKeyPem(),
-            sim.apiV3Key(), sim.platformPublicKeyId(), sim.platformPublicKeyPem(),
+            sim.mchid(),
+            sim.appid(),
+            sim.merchantSerialNumber(),
+            sim.merchantPrivateKeyPem(),
+            sim.apiV3Key(),
+            sim.platformPublicKeyId(),
+            sim.platformPublicKeyPem(),
             "https://mall.example.com/wechat/notify/" + TENANT);
-    GatewaySettings settings = GatewaySettings.production().withReadTimeout(readTimeout).withBaseUrl(sim.baseUrl());
-    return new WeChatPayGateway(new StaticMerchantDirectory(Map.of(TENANT, credentials)), clock, settings);
+    GatewaySettings settings =
+        GatewaySettings.production().withReadTimeout(readTimeout).withBaseUrl(sim.baseUrl());
+    return new WeChatPayGateway(
+        new StaticMerchantDirectory(Map.of(TENANT, credentials)), clock, settings);
   }
 
   static String newTradeNo() {
@@ -58,7 +65,11 @@ class WeChatPayGatewayTest {
   }
 
   static PrepayCommand command(String outTradeNo, long amountFen) {
-    return new PrepayCommand(outTradeNo, "2 x tea", amountFen, "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o",
+    return new PrepayCommand(
+        outTradeNo,
+        "2 x tea",
+        amountFen,
+        "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o",
         Instant.now().plus(Duration.ofMinutes(15)));
   }
 
@@ -72,8 +83,15 @@ class WeChatPayGatewayTest {
     assertThat(payment.packageValue()).isEqualTo("prepay_id=" + trade.prepayId());
     assertThat(payment.appId()).isEqualTo(wechat.appid());
     assertThat(payment.signType()).isEqualTo("RSA");
-    String message = payment.appId() + "\n" + payment.timeStamp() + "\n" + payment.nonceStr() + "\n"
-        + payment.packageValue() + "\n";
+    String message =
+        payment.appId()
+            + "\n"
+            + payment.timeStamp()
+            + "\n"
+            + payment.nonceStr()
+            + "\n"
+            + payment.packageValue()
+            + "\n";
     Signature verifier = Signature.getInstance("SHA256withRSA");
     verifier.initVerify(wechat.merchantPublicKey());
     verifier.update(message.getBytes(StandardCharsets.UTF_8));
@@ -90,11 +108,13 @@ class WeChatPayGatewayTest {
 
     assertThat(gateway.prepay(TENANT, first).prepayId()).isEqualTo(prepayId);
     assertThatThrownBy(() -> gateway.prepay(TENANT, command(outTradeNo, 501)))
-        .isInstanceOfSatisfying(PaymentRejectedException.class, e -> {
-          assertThat(e.code()).isEqualTo("OUT_TRADE_NO_USED");
-          assertThat(e.httpStatus()).isEqualTo(403);
-          assertThat(e.reference()).isEqualTo(outTradeNo);
-        });
+        .isInstanceOfSatisfying(
+            PaymentRejectedException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo("OUT_TRADE_NO_USED");
+              assertThat(e.httpStatus()).isEqualTo(403);
+              assertThat(e.reference()).isEqualTo(outTradeNo);
+            });
   }
 
   @Test
@@ -144,11 +164,13 @@ class WeChatPayGatewayTest {
     wechat.setUserPaying(outTradeNo);
 
     assertThatThrownBy(() -> gateway.close(TENANT, outTradeNo))
-        .isInstanceOfSatisfying(PaymentTransientException.class, e -> {
-          assertThat(e.code()).isEqualTo("USERPAYING");
-          assertThat(e.operation()).isEqualTo("close");
-          assertThat(e.reference()).isEqualTo(outTradeNo);
-        });
+        .isInstanceOfSatisfying(
+            PaymentTransientException.class,
+            e -> {
+              assertThat(e.code()).isEqualTo("USERPAYING");
+              assertThat(e.operation()).isEqualTo("close");
+              assertThat(e.reference()).isEqualTo(outTradeNo);
+            });
     assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.USERPAYING);
   }
 
@@ -171,7 +193,8 @@ class WeChatPayGatewayTest {
     assertThat(queried.status()).isEqualTo(RefundStatus.SUCCESS);
     assertThat(queried.refundId()).isEqualTo(created.refundId());
     assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.REFUND);
-    assertThat(gateway.queryRefund(TENANT, "RF" + newTradeNo()).status()).isEqualTo(RefundStatus.NOT_FOUND);
+    assertThat(gateway.queryRefund(TENANT, "RF" + newTradeNo()).status())
+        .isEqualTo(RefundStatus.NOT_FOUND);
   }
 
   @Test
@@ -179,7 +202,8 @@ class WeChatPayGatewayTest {
     String outTradeNo = prepaid(880);
 
     assertThatThrownBy(() -> gateway.refund(TENANT, outTradeNo, "RF" + outTradeNo, 880, "test"))
-        .isInstanceOfSatisfying(PaymentRejectedException.class, e -> assertThat(e.code()).isEqualTo("INVALID_REQUEST"));
+        .isInstanceOfSatisfying(
+            PaymentRejectedException.class, e -> assertThat(e.code()).isEqualTo("INVALID_REQUEST"));
   }
 
   @Test
@@ -189,9 +213,12 @@ class WeChatPayGatewayTest {
     wechat.injectFault(Endpoint.CLOSE, Fault.FREQUENCY_LIMITED, 1);
 
     assertThatThrownBy(() -> gateway.query(TENANT, outTradeNo))
-        .isInstanceOfSatisfying(PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("SYSTEM_ERROR"));
+        .isInstanceOfSatisfying(
+            PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("SYSTEM_ERROR"));
     assertThatThrownBy(() -> gateway.close(TENANT, outTradeNo))
-        .isInstanceOfSatisfying(PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("FREQUENCY_LIMITED"));
+        .isInstanceOfSatisfying(
+            PaymentTransientException.class,
+            e -> assertThat(e.code()).isEqualTo("FREQUENCY_LIMITED"));
     assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.NOTPAY);
     assertThat(gateway.close(TENANT, outTradeNo)).isEqualTo(CloseResult.CLOSED);
   }
@@ -205,7 +232,8 @@ class WeChatPayGatewayTest {
     long started = System.nanoTime();
 
     assertThatThrownBy(() -> gateway.query(TENANT, outTradeNo))
-        .isInstanceOfSatisfying(PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("TIMEOUT"));
+        .isInstanceOfSatisfying(
+            PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("TIMEOUT"));
 
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
     assertThat(wechat.callCount(Endpoint.QUERY) - callsBefore).isEqualTo(1);
@@ -227,32 +255,57 @@ class WeChatPayGatewayTest {
     try (WeChatPaySimulator other = WeChatPaySimulator.start()) {
       // wechat's mchid, but another merchant key and serial: WeChat cannot verify the request
       GatewaySettings toWechat = GatewaySettings.production().withBaseUrl(wechat.baseUrl());
-      MerchantCredentials mixed = new MerchantCredentials(wechat.mchid(), wechat.appid(), other.merchantSerialNumber(),
-          other.merchantPrivateKeyPem(), wechat.apiV3Key(), wechat.platformPublicKeyId(), wechat.platformPublicKeyPem(), "https://x/n");
-      WeChatPayGateway forged = new WeChatPayGateway(new StaticMerchantDirectory(Map.of(TENANT, mixed)), Clock.systemUTC(), toWechat);
+      MerchantCredentials mixed =
+          new MerchantCredentials(
+              wechat.mchid(),
+              wechat.appid(),
+              other.merchantSerialNumber(),
+              other.merchantPrivateKeyPem(),
+              wechat.apiV3Key(),
+              wechat.platformPublicKeyId(),
+              wechat.platformPublicKeyPem(),
+              "https://x/n");
+      WeChatPayGateway forged =
+          new WeChatPayGateway(
+              new StaticMerchantDirectory(Map.of(TENANT, mixed)), Clock.systemUTC(), toWechat);
 
       assertThatThrownBy(() -> forged.query(TENANT, newTradeNo()))
-          .isInstanceOfSatisfying(PaymentRejectedException.class, e -> {
-            assertThat(e.code()).isEqualTo("SIGN_ERROR");
-            assertThat(e.httpStatus()).isEqualTo(401);
-          });
+          .isInstanceOfSatisfying(
+              PaymentRejectedException.class,
+              e -> {
+                assertThat(e.code()).isEqualTo("SIGN_ERROR");
+                assertThat(e.httpStatus()).isEqualTo(401);
+              });
     }
   }
 
   @Test
   void anAnswerSignedWithAnotherPlatformKeyIsNotTrusted() {
     try (WeChatPaySimulator impostor = WeChatPaySimulator.start()) {
-      // our merchant keys are unknown to the impostor, so it answers 401; the point is the reverse case:
+      // our merchant keys are unknown to the impostor, so it answers 401; the point is the reverse
+      // case:
       // a gateway that trusts `impostor`'s public key must refuse `wechat`'s signed answers
-      MerchantCredentials trustsImpostor = new MerchantCredentials(wechat.mchid(), wechat.appid(),
-          wechat.merchantSerialNumber(), wechat.merchantPrivateKeyPem(), wechat.apiV3Key(),
-          wechat.platformPublicKeyId(), impostor.platformPublicKeyPem(), "https://x/n");
-      WeChatPayGateway misled = new WeChatPayGateway(new StaticMerchantDirectory(Map.of(TENANT, trustsImpostor)),
-          Clock.systemUTC(), GatewaySettings.production().withBaseUrl(wechat.baseUrl()));
+      MerchantCredentials trustsImpostor =
+          new MerchantCredentials(
+              wechat.mchid(),
+              wechat.appid(),
+              wechat.merchantSerialNumber(),
+              wechat.merchantPrivateKeyPem(),
+              wechat.apiV3Key(),
+              wechat.platformPublicKeyId(),
+              impostor.platformPublicKeyPem(),
+              "https://x/n");
+      WeChatPayGateway misled =
+          new WeChatPayGateway(
+              new StaticMerchantDirectory(Map.of(TENANT, trustsImpostor)),
+              Clock.systemUTC(),
+              GatewaySettings.production().withBaseUrl(wechat.baseUrl()));
       String outTradeNo = prepaid(300);
 
       assertThatThrownBy(() -> misled.query(TENANT, outTradeNo))
-          .isInstanceOfSatisfying(PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("INVALID_RESPONSE"));
+          .isInstanceOfSatisfying(
+              PaymentTransientException.class,
+              e -> assertThat(e.code()).isEqualTo("INVALID_RESPONSE"));
     }
   }
 }

@@ -13,8 +13,12 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 class TimeoutSweeperTest {
-  /** Own threads: the common pool has one thread on a 2-core machine, too few for two sweeps and a watcher. */
+  /**
+   * Own threads: the common pool has one thread on a 2-core machine, too few for two sweeps and a
+   * watcher.
+   */
   private static final ExecutorService THREADS = Executors.newCachedThreadPool();
+
   private TestStack stack;
 
   @AfterEach
@@ -29,8 +33,9 @@ class TimeoutSweeperTest {
   private SweepStats sweepUntilDrained(TestStack s, Duration limit) {
     long until = System.currentTimeMillis() + limit.toMillis();
     TimeoutSweeper sweeper = s.app().newSweeper();
-    CompletableFuture<SweepStats> run = CompletableFuture.supplyAsync(
-        () -> sweeper.run(() -> until - System.currentTimeMillis()), THREADS);
+    CompletableFuture<SweepStats> run =
+        CompletableFuture.supplyAsync(
+            () -> sweeper.run(() -> until - System.currentTimeMillis()), THREADS);
     while (System.currentTimeMillis() < until
         && s.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") > 0) {
       sleep(100);
@@ -50,16 +55,23 @@ class TimeoutSweeperTest {
     stack.bulkPlace("mix-", 2_000, Duration.ofMillis(800), i -> new OrderItem("sku-" + i % 20, 1));
     long until = System.currentTimeMillis() + 60_000;
 
-    CompletableFuture<SweepStats> a = CompletableFuture.supplyAsync(() -> sweepUntilDrained(stack, Duration.ofSeconds(60)), THREADS);
-    CompletableFuture<SweepStats> b = CompletableFuture.supplyAsync(() -> sweepUntilDrained(stack, Duration.ofSeconds(60)), THREADS);
+    CompletableFuture<SweepStats> a =
+        CompletableFuture.supplyAsync(
+            () -> sweepUntilDrained(stack, Duration.ofSeconds(60)), THREADS);
+    CompletableFuture<SweepStats> b =
+        CompletableFuture.supplyAsync(
+            () -> sweepUntilDrained(stack, Duration.ofSeconds(60)), THREADS);
     SweepStats sa = a.join();
     SweepStats sb = b.join();
 
     assertThat(System.currentTimeMillis()).isLessThan(until);
     assertThat(sa.closed() + sb.closed()).isEqualTo(5_000);
-    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED' AND close_reason = 'TIMEOUT'"))
+    assertThat(
+            stack.count(
+                "SELECT COUNT(*) FROM orders WHERE status = 'CLOSED' AND close_reason = 'TIMEOUT'"))
         .isEqualTo(5_000);
-    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")).isEqualTo(5_000);
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+        .isEqualTo(5_000);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at < expire_at")).isZero();
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock WHERE sku_id = 'hot'"))
         .containsExactly("20000|0|0|");
@@ -70,7 +82,8 @@ class TimeoutSweeperTest {
   void aSweepThatDiesAfterClaimingGivesItsOrdersBackAfterTheLease() {
     stack = TestStack.create("crash", c -> c.withClaimLease(Duration.ofSeconds(2)), null);
     stack.seedSku("sku-a", 1_000);
-    List<String> ids = stack.bulkPlace("crash-", 300, Duration.ofSeconds(-1), i -> new OrderItem("sku-a", 1));
+    List<String> ids =
+        stack.bulkPlace("crash-", 300, Duration.ofSeconds(-1), i -> new OrderItem("sku-a", 1));
     var timers = stack.app().timers();
     long now = stack.app().time().nowMillis();
     int claimed = 0;
@@ -86,9 +99,12 @@ class TimeoutSweeperTest {
     SweepStats stats = sweepUntilDrained(stack, Duration.ofSeconds(30));
 
     assertThat(stats.closed()).isEqualTo(300);
-    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(ids.size());
-    assertThat(stack.count("SELECT MIN(TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at)) FROM orders"))
-        .as("closed only after the 2 s lease ran out").isGreaterThanOrEqualTo(2_000_000L);
+    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"))
+        .isEqualTo(ids.size());
+    assertThat(
+            stack.count("SELECT MIN(TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at)) FROM orders"))
+        .as("closed only after the 2 s lease ran out")
+        .isGreaterThanOrEqualTo(2_000_000L);
   }
 
   @Test
@@ -102,7 +118,9 @@ class TimeoutSweeperTest {
       skewed = TestStack.sharing(stack, 5_000);
       SweepStats stats = sweepUntilDrained(skewed, Duration.ofSeconds(30));
 
-      assertThat(stats.notDue()).as("claimed early, refused by expire_at <= NOW(3)").isGreaterThan(0);
+      assertThat(stats.notDue())
+          .as("claimed early, refused by expire_at <= NOW(3)")
+          .isGreaterThan(0);
       assertThat(stats.closed()).isEqualTo(200);
     } finally {
       if (skewed != null) {

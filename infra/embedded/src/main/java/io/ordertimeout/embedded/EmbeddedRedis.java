@@ -7,8 +7,9 @@ import org.slf4j.LoggerFactory;
 import redis.embedded.RedisServer;
 
 /**
- * One embedded redis-server process on a fixed loopback port. Stopping and starting again keeps the port
- * (clients reconnect to the same URI) and loses all data, which is what the Redis-loss fault tests need.
+ * One embedded redis-server process on a fixed loopback port. Stopping and starting again keeps the
+ * port (clients reconnect to the same URI) and loses all data, which is what the Redis-loss fault
+ * tests need.
  */
 final class EmbeddedRedis {
 
@@ -32,7 +33,12 @@ final class EmbeddedRedis {
         return redis;
       } catch (IllegalStateException e) {
         failure = failure == null ? e : failure;
-        log.warn("embedded Redis failed to start on port {} (attempt {}/{})", redis.port, attempt, START_ATTEMPTS, e);
+        log.warn(
+            "embedded Redis failed to start on port {} (attempt {}/{})",
+            redis.port,
+            attempt,
+            START_ATTEMPTS,
+            e);
       }
     }
     throw failure;
@@ -53,7 +59,10 @@ final class EmbeddedRedis {
     } catch (IOException | RuntimeException e) {
       throw new IllegalStateException("embedded Redis did not start on 127.0.0.1:" + port, e);
     }
-    log.info("embedded Redis started on 127.0.0.1:{} in {} ms", port, (System.nanoTime() - started) / 1_000_000);
+    log.info(
+        "embedded Redis started on 127.0.0.1:{} in {} ms",
+        port,
+        (System.nanoTime() - started) / 1_000_000);
   }
 
   synchronized void stop() {
@@ -68,7 +77,8 @@ final class EmbeddedRedis {
   }
 
   private RedisServer newServer() throws IOException {
-    // save "" and appendonly no: no RDB/AOF files, so a restart really starts empty and tests never wait on fsync.
+    // save "" and appendonly no: no RDB/AOF files, so a restart really starts empty and tests never
+    // wait on fsync.
     return RedisServer.newRedisServer()
         .port(port)
         .bind("127.0.0.1")

@@ -17,20 +17,27 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Redis and MySQL servers tests and local runs talk to: one instance per JVM, see {@link #get()}.
+ * The Redis and MySQL servers tests and local runs talk to: one instance per JVM, see {@link
+ * #get()}.
  *
- * <p>Each server starts lazily on first use (a Redis-only test never waits for MariaDB) on a free loopback
- * port, or is an external server when {@code OTC_REDIS_URI} / {@code OTC_MYSQL_URL} (+ {@code OTC_MYSQL_USER},
- * {@code OTC_MYSQL_PASSWORD}) are set. Tests isolate themselves with {@link #createSchema} and
- * {@link #newKeyPrefix} rather than by restarting servers, so one pair of servers serves the whole JVM.
+ * <p>Each server starts lazily on first use (a Redis-only test never waits for MariaDB) on a free
+ * loopback port, or is an external server when {@code OTC_REDIS_URI} / {@code OTC_MYSQL_URL} (+
+ * {@code OTC_MYSQL_USER}, {@code OTC_MYSQL_PASSWORD}) are set. Tests isolate themselves with {@link
+ * #createSchema} and {@link #newKeyPrefix} rather than by restarting servers, so one pair of
+ * servers serves the whole JVM.
  */
 public final class EmbeddedServers {
 
   private static final Logger log = LoggerFactory.getLogger(EmbeddedServers.class);
 
-  /** forceConnectionTimeZoneToSession sets the session time zone to UTC, so NOW(3) in SQL is UTC too. */
-  static final String JDBC_PARAMETERS = "connectionTimeZone=UTC&forceConnectionTimeZoneToSession=true"
-      + "&rewriteBatchedStatements=true&useSSL=false&allowPublicKeyRetrieval=true";
+  /**
+   * forceConnectionTimeZoneToSession sets the session time zone to UTC, so NOW(3) in SQL is UTC
+   * too.
+   */
+  static final String JDBC_PARAMETERS =
+      "connectionTimeZone=UTC&forceConnectionTimeZoneToSession=true"
+          + "&rewriteBatchedStatements=true&useSSL=false&allowPublicKeyRetrieval=true";
+
   private static final String EMBEDDED_USER = "root";
   private static final String EMBEDDED_PASSWORD = "";
   private static final int HINT_MAX_LENGTH = 40;
@@ -57,8 +64,10 @@ public final class EmbeddedServers {
       synchronized (EmbeddedServers.class) {
         servers = instance;
         if (servers == null) {
-          servers = new EmbeddedServers(EmbeddedConfig.fromEnvironment(System.getenv()), defaultRoot());
-          Runtime.getRuntime().addShutdownHook(new Thread(servers::shutdown, "otc-embedded-servers-shutdown"));
+          servers =
+              new EmbeddedServers(EmbeddedConfig.fromEnvironment(System.getenv()), defaultRoot());
+          Runtime.getRuntime()
+              .addShutdownHook(new Thread(servers::shutdown, "otc-embedded-servers-shutdown"));
           instance = servers;
         }
       }
@@ -105,7 +114,9 @@ public final class EmbeddedServers {
 
   // ---- MySQL ----
 
-  /** A mysql-connector-j URL for {@code schema}, with UTC sessions and batched-statement rewriting. */
+  /**
+   * A mysql-connector-j URL for {@code schema}, with UTC sessions and batched-statement rewriting.
+   */
   public String jdbcUrl(String schema) {
     return JdbcUrls.forSchema(serverUrl(), schema, JDBC_PARAMETERS);
   }
@@ -121,16 +132,21 @@ public final class EmbeddedServers {
     return EMBEDDED_PASSWORD;
   }
 
-  /** Creates a fresh database {@code otc_<hint>_<8 hex>} (utf8mb4, utf8mb4_bin) and returns its name. */
+  /**
+   * Creates a fresh database {@code otc_<hint>_<8 hex>} (utf8mb4, utf8mb4_bin) and returns its
+   * name.
+   */
   public String createSchema(String hint) {
     String name = "otc_" + sanitize(hint) + "_" + randomHex();
-    executeOnServer("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", name);
+    executeOnServer(
+        "CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin", name);
     return name;
   }
 
   public void dropSchema(String name) {
     if (!name.matches("[A-Za-z0-9_]+")) {
-      throw new IllegalArgumentException("refusing to drop schema with unexpected name '" + name + "'");
+      throw new IllegalArgumentException(
+          "refusing to drop schema with unexpected name '" + name + "'");
     }
     executeOnServer("DROP DATABASE IF EXISTS `" + name + "`", name);
   }
@@ -153,11 +169,13 @@ public final class EmbeddedServers {
   }
 
   private void executeOnServer(String sql, String schema) {
-    try (Connection connection = DriverManager.getConnection(jdbcUrl(""), mysqlUser(), mysqlPassword());
-         Statement statement = connection.createStatement()) {
+    try (Connection connection =
+            DriverManager.getConnection(jdbcUrl(""), mysqlUser(), mysqlPassword());
+        Statement statement = connection.createStatement()) {
       statement.execute(sql);
     } catch (SQLException e) {
-      throw new IllegalStateException("could not run '" + sql + "' for schema " + schema + " on " + serverUrl(), e);
+      throw new IllegalStateException(
+          "could not run '" + sql + "' for schema " + schema + " on " + serverUrl(), e);
     }
   }
 
@@ -192,15 +210,21 @@ public final class EmbeddedServers {
 
   private void checkNotShutDown() {
     if (shutDown) {
-      throw new IllegalStateException("embedded servers under " + root + " are already shut down (JVM exiting?)");
+      throw new IllegalStateException(
+          "embedded servers under " + root + " are already shut down (JVM exiting?)");
     }
   }
 
-  /** Data dirs of JVMs that were killed (kill -9, IDE stop) would otherwise pile up at ~200 MB each. */
+  /**
+   * Data dirs of JVMs that were killed (kill -9, IDE stop) would otherwise pile up at ~200 MB each.
+   */
   private void deleteStaleProcessDirs() {
     try (Stream<Path> dirs = Files.exists(root) ? Files.list(root) : Stream.empty()) {
       dirs.filter(dir -> dir.getFileName().toString().matches("proc-\\d+"))
-          .filter(dir -> ProcessHandle.of(Long.parseLong(dir.getFileName().toString().substring(5))).isEmpty())
+          .filter(
+              dir ->
+                  ProcessHandle.of(Long.parseLong(dir.getFileName().toString().substring(5)))
+                      .isEmpty())
           .forEach(EmbeddedServers::deleteQuietly);
     } catch (IOException e) {
       log.warn("could not list {} to clean up stale MariaDB data dirs", root, e);
@@ -218,13 +242,17 @@ public final class EmbeddedServers {
 
   private static void requireEmbedded(boolean external, String operation, String variable) {
     if (external) {
-      throw new UnsupportedOperationException(operation + " needs the embedded server, but " + variable
-          + " points at an external one; fault tests cannot stop a server they do not own");
+      throw new UnsupportedOperationException(
+          operation
+              + " needs the embedded server, but "
+              + variable
+              + " points at an external one; fault tests cannot stop a server they do not own");
     }
   }
 
   static String sanitize(String hint) {
-    String cleaned = (hint == null ? "" : hint).toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
+    String cleaned =
+        (hint == null ? "" : hint).toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "_");
     cleaned = cleaned.replaceAll("^_+|_+$", "");
     if (cleaned.isEmpty()) {
       return "schema";

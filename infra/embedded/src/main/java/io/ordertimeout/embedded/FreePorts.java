@@ -6,7 +6,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 
-/** Picks free loopback ports. The port is released before the server binds it, so callers retry on a clash. */
+/**
+ * Picks free loopback ports. The port is released before the server binds it, so callers retry on a
+ * clash.
+ */
 final class FreePorts {
 
   private FreePorts() {}
@@ -20,5 +23,4 @@ final class FreePorts {
       throw new UncheckedIOException("could not find a free loopback port", e);
     }
   }
-
 }

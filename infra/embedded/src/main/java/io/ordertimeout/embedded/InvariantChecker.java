@@ -13,10 +13,10 @@ import javax.sql.DataSource;
 /**
  * Checks the invariants of DESIGN.md section 3 (1-5) against the V1 schema with plain JDBC.
  *
- * <p>Every check is one set-based query that returns only the offending rows, so a consistent database of
- * 200,000 orders costs a few index-driven scans rather than a round trip per order. All checks run in one
- * read-only REPEATABLE READ transaction: they see one snapshot, so a close committing while the checker runs
- * cannot make stock and ledger look inconsistent with each other.
+ * <p>Every check is one set-based query that returns only the offending rows, so a consistent
+ * database of 200,000 orders costs a few index-driven scans rather than a round trip per order. All
+ * checks run in one read-only REPEATABLE READ transaction: they see one snapshot, so a close
+ * committing while the checker runs cannot make stock and ledger look inconsistent with each other.
  */
 public final class InvariantChecker {
 
@@ -27,7 +27,8 @@ public final class InvariantChecker {
   }
 
   /** Counts for a demo report: orders and coupons per status, and every SKU's stock columns. */
-  public record Summary(Map<String, Long> ordersByStatus, Map<String, Long> couponsByStatus, List<SkuTotals> skus) {
+  public record Summary(
+      Map<String, Long> ordersByStatus, Map<String, Long> couponsByStatus, List<SkuTotals> skus) {
     public Summary {
       ordersByStatus = Map.copyOf(ordersByStatus);
       couponsByStatus = Map.copyOf(couponsByStatus);
@@ -58,15 +59,20 @@ public final class InvariantChecker {
     this.connections = connections;
   }
 
-  /** Every violation found, each naming the SKU, order or coupon and the numbers involved; empty when all hold. */
+  /**
+   * Every violation found, each naming the SKU, order or coupon and the numbers involved; empty
+   * when all hold.
+   */
   public List<String> violations() {
-    return inSnapshot("check invariants", statement -> {
-      List<String> violations = new ArrayList<>();
-      for (InvariantQueries.Check check : InvariantQueries.CHECKS) {
-        collect(statement, check, violations);
-      }
-      return violations;
-    });
+    return inSnapshot(
+        "check invariants",
+        statement -> {
+          List<String> violations = new ArrayList<>();
+          for (InvariantQueries.Check check : InvariantQueries.CHECKS) {
+            collect(statement, check, violations);
+          }
+          return violations;
+        });
   }
 
   /** Throws an AssertionError listing the first 50 violations and the total count. */
@@ -75,29 +81,39 @@ public final class InvariantChecker {
     if (violations.isEmpty()) {
       return;
     }
-    StringBuilder message = new StringBuilder()
-        .append(violations.size()).append(" invariant violation(s)")
-        .append(violations.size() > REPORTED_VIOLATIONS ? ", first " + REPORTED_VIOLATIONS : "").append(':');
+    StringBuilder message =
+        new StringBuilder()
+            .append(violations.size())
+            .append(" invariant violation(s)")
+            .append(violations.size() > REPORTED_VIOLATIONS ? ", first " + REPORTED_VIOLATIONS : "")
+            .append(':');
     violations.stream().limit(REPORTED_VIOLATIONS).forEach(v -> message.append("\n  - ").append(v));
     throw new AssertionError(message.toString());
   }
 
   /** Order and coupon counts per status and the stock of every SKU, read in one snapshot. */
   public Summary summary() {
-    return inSnapshot("summarise orders and stock", statement -> new Summary(
-        countsBy(statement, "SELECT status, COUNT(*) AS n FROM orders GROUP BY status"),
-        countsBy(statement, "SELECT status, COUNT(*) AS n FROM coupons GROUP BY status"),
-        skuTotals(statement)));
+    return inSnapshot(
+        "summarise orders and stock",
+        statement ->
+            new Summary(
+                countsBy(statement, "SELECT status, COUNT(*) AS n FROM orders GROUP BY status"),
+                countsBy(statement, "SELECT status, COUNT(*) AS n FROM coupons GROUP BY status"),
+                skuTotals(statement)));
   }
 
-  private static void collect(Statement statement, InvariantQueries.Check check, List<String> into) throws SQLException {
+  private static void collect(Statement statement, InvariantQueries.Check check, List<String> into)
+      throws SQLException {
     try (ResultSet rows = statement.executeQuery(check.sql())) {
       while (rows.next()) {
         into.add(check.message().describe(rows));
       }
     } catch (SQLException e) {
-      throw new SQLException("invariant check '" + check.name() + "' failed: " + e.getMessage(), e.getSQLState(),
-          e.getErrorCode(), e);
+      throw new SQLException(
+          "invariant check '" + check.name() + "' failed: " + e.getMessage(),
+          e.getSQLState(),
+          e.getErrorCode(),
+          e);
     }
   }
 
@@ -113,11 +129,17 @@ public final class InvariantChecker {
 
   private static List<SkuTotals> skuTotals(Statement statement) throws SQLException {
     List<SkuTotals> skus = new ArrayList<>();
-    try (ResultSet rows = statement.executeQuery(
-        "SELECT sku_id, available, reserved, sold, total FROM stock ORDER BY sku_id")) {
+    try (ResultSet rows =
+        statement.executeQuery(
+            "SELECT sku_id, available, reserved, sold, total FROM stock ORDER BY sku_id")) {
       while (rows.next()) {
-        skus.add(new SkuTotals(rows.getString("sku_id"), rows.getLong("available"), rows.getLong("reserved"),
-            rows.getLong("sold"), rows.getLong("total")));
+        skus.add(
+            new SkuTotals(
+                rows.getString("sku_id"),
+                rows.getLong("available"),
+                rows.getLong("reserved"),
+                rows.getLong("sold"),
+                rows.getLong("total")));
       }
     }
     return skus;
@@ -128,7 +150,10 @@ public final class InvariantChecker {
     T run(Statement statement) throws SQLException;
   }
 
-  /** Runs {@code work} in a read-only REPEATABLE READ transaction, so all its queries see one snapshot. */
+  /**
+   * Runs {@code work} in a read-only REPEATABLE READ transaction, so all its queries see one
+   * snapshot.
+   */
   private <T> T inSnapshot(String action, SnapshotWork<T> work) {
     try (Connection connection = connections.open()) {
       boolean autoCommit = connection.getAutoCommit();

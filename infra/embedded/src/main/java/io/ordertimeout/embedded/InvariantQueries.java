@@ -5,17 +5,20 @@ import java.sql.SQLException;
 import java.util.List;
 
 /**
- * The invariant checks as SQL over the V1 schema, each returning only offending rows, and how to word them.
+ * The invariant checks as SQL over the V1 schema, each returning only offending rows, and how to
+ * word them.
  *
- * <p>Ledger checks join {@code stock_movements} three times on its UNIQUE (order_id, sku_id, kind) key: one
- * eq_ref lookup per item and kind instead of grouping the whole ledger. "Exactly one" then means "present",
- * and the duplicates check below still catches a second row should that key ever be dropped.
+ * <p>Ledger checks join {@code stock_movements} three times on its UNIQUE (order_id, sku_id, kind)
+ * key: one eq_ref lookup per item and kind instead of grouping the whole ledger. "Exactly one" then
+ * means "present", and the duplicates check below still catches a second row should that key ever
+ * be dropped.
  *
- * <p>Scans follow primary keys and ORDER BY matches them, so no check sorts a whole table. STRAIGHT_JOIN
- * pins two join orders the optimizer got wrong on 200,000 orders / 400,000 items (MariaDB 11.4): unpaid
- * quantities are summed from the UNPAID index range (a third of the orders) instead of per SKU over all
- * items (1.6 s -> 0.4 s), and the ledger walks order_items in key order instead of sorting. All checks together
- * take about 4-5 s on 200,000 orders on a 2-core machine, most of it the 1.6 million ledger lookups.
+ * <p>Scans follow primary keys and ORDER BY matches them, so no check sorts a whole table.
+ * STRAIGHT_JOIN pins two join orders the optimizer got wrong on 200,000 orders / 400,000 items
+ * (MariaDB 11.4): unpaid quantities are summed from the UNPAID index range (a third of the orders)
+ * instead of per SKU over all items (1.6 s -> 0.4 s), and the ledger walks order_items in key order
+ * instead of sorting. All checks together take about 4-5 s on 200,000 orders on a 2-core machine,
+ * most of it the 1.6 million ledger lookups.
  */
 final class InvariantQueries {
 
@@ -28,16 +31,26 @@ final class InvariantQueries {
 
   private InvariantQueries() {}
 
-  static final List<Check> CHECKS = List.of(
-      new Check("1 stock arithmetic", """
+  static final List<Check> CHECKS =
+      List.of(
+          new Check(
+              "1 stock arithmetic",
+              """
           SELECT sku_id, available, reserved, sold, total FROM stock
           WHERE available + reserved + sold <> total OR available < 0 OR reserved < 0 OR sold < 0
           ORDER BY sku_id""",
-          row -> String.format("invariant 1: SKU %s available %d + reserved %d + sold %d = %d, total is %d",
-              row.getString("sku_id"), row.getLong("available"), row.getLong("reserved"), row.getLong("sold"),
-              row.getLong("available") + row.getLong("reserved") + row.getLong("sold"), row.getLong("total"))),
-
-      new Check("2 reserved equals unpaid items", """
+              row ->
+                  String.format(
+                      "invariant 1: SKU %s available %d + reserved %d + sold %d = %d, total is %d",
+                      row.getString("sku_id"),
+                      row.getLong("available"),
+                      row.getLong("reserved"),
+                      row.getLong("sold"),
+                      row.getLong("available") + row.getLong("reserved") + row.getLong("sold"),
+                      row.getLong("total"))),
+          new Check(
+              "2 reserved equals unpaid items",
+              """
           SELECT s.sku_id, s.reserved, COALESCE(u.unpaid, 0) AS unpaid
           FROM stock s
           LEFT JOIN (SELECT i.sku_id, SUM(i.quantity) AS unpaid
@@ -45,29 +58,41 @@ final class InvariantQueries {
                      WHERE o.status = 'UNPAID' GROUP BY i.sku_id) u ON u.sku_id = s.sku_id
           WHERE s.reserved <> COALESCE(u.unpaid, 0)
           ORDER BY s.sku_id""",
-          row -> String.format("invariant 2: SKU %s reserved %d but UNPAID orders hold %d",
-              row.getString("sku_id"), row.getLong("reserved"), row.getLong("unpaid"))),
-
-      new Check("2 items have stock rows", """
+              row ->
+                  String.format(
+                      "invariant 2: SKU %s reserved %d but UNPAID orders hold %d",
+                      row.getString("sku_id"), row.getLong("reserved"), row.getLong("unpaid"))),
+          new Check(
+              "2 items have stock rows",
+              """
           SELECT i.order_id, i.sku_id, i.quantity
           FROM order_items i LEFT JOIN stock s ON s.sku_id = i.sku_id
           WHERE s.sku_id IS NULL
           ORDER BY i.order_id, i.sku_id""",
-          row -> String.format("invariant 2: order %s item SKU %s (quantity %d) has no stock row",
-              row.getString("order_id"), row.getString("sku_id"), row.getLong("quantity"))),
-
-      new Check("3 status and timestamps", """
+              row ->
+                  String.format(
+                      "invariant 2: order %s item SKU %s (quantity %d) has no stock row",
+                      row.getString("order_id"), row.getString("sku_id"), row.getLong("quantity"))),
+          new Check(
+              "3 status and timestamps",
+              """
           SELECT order_id, status, paid_at, closed_at, close_reason FROM orders
           WHERE status NOT IN ('UNPAID', 'PAID', 'CLOSED')
              OR (status = 'UNPAID' AND (paid_at IS NOT NULL OR closed_at IS NOT NULL OR close_reason IS NOT NULL))
              OR (status = 'PAID' AND (paid_at IS NULL OR closed_at IS NOT NULL OR close_reason IS NOT NULL))
              OR (status = 'CLOSED' AND (closed_at IS NULL OR close_reason IS NULL))
           ORDER BY order_id""",
-          row -> String.format("invariant 3: order %s is %s with paid_at %s, closed_at %s, close_reason %s",
-              row.getString("order_id"), row.getString("status"), row.getString("paid_at"),
-              row.getString("closed_at"), row.getString("close_reason"))),
-
-      new Check("3 ledger per item", """
+              row ->
+                  String.format(
+                      "invariant 3: order %s is %s with paid_at %s, closed_at %s, close_reason %s",
+                      row.getString("order_id"),
+                      row.getString("status"),
+                      row.getString("paid_at"),
+                      row.getString("closed_at"),
+                      row.getString("close_reason"))),
+          new Check(
+              "3 ledger per item",
+              """
           SELECT i.order_id, i.sku_id, i.quantity, o.status,
                  r.quantity AS reserve_qty, rl.quantity AS release_qty, sl.quantity AS sell_qty
           FROM order_items i
@@ -84,36 +109,64 @@ final class InvariantQueries {
                        WHEN 'CLOSED' THEN rl.quantity <=> i.quantity AND sl.quantity IS NULL
                        ELSE TRUE END)
           ORDER BY i.order_id, i.sku_id""",
-          row -> String.format("invariant 3: order %s (%s) SKU %s quantity %d has RESERVE %s, RELEASE %s, SELL %s",
-              row.getString("order_id"), row.getString("status"), row.getString("sku_id"), row.getLong("quantity"),
-              qty(row, "reserve_qty"), qty(row, "release_qty"), qty(row, "sell_qty"))),
-
-      new Check("3 no duplicate movements", """
+              row ->
+                  String.format(
+                      "invariant 3: order %s (%s) SKU %s quantity %d has RESERVE %s, RELEASE %s, SELL %s",
+                      row.getString("order_id"),
+                      row.getString("status"),
+                      row.getString("sku_id"),
+                      row.getLong("quantity"),
+                      qty(row, "reserve_qty"),
+                      qty(row, "release_qty"),
+                      qty(row, "sell_qty"))),
+          new Check(
+              "3 no duplicate movements",
+              """
           SELECT order_id, sku_id, kind, COUNT(*) AS n FROM stock_movements
           GROUP BY order_id, sku_id, kind HAVING COUNT(*) > 1
           ORDER BY order_id, sku_id, kind""",
-          row -> String.format("invariant 3: order %s SKU %s has %d %s movements",
-              row.getString("order_id"), row.getString("sku_id"), row.getLong("n"), row.getString("kind"))),
-
-      new Check("3 movements belong to items", """
+              row ->
+                  String.format(
+                      "invariant 3: order %s SKU %s has %d %s movements",
+                      row.getString("order_id"),
+                      row.getString("sku_id"),
+                      row.getLong("n"),
+                      row.getString("kind"))),
+          new Check(
+              "3 movements belong to items",
+              """
           SELECT m.order_id, m.sku_id, m.kind, m.quantity
           FROM stock_movements m
           LEFT JOIN order_items i ON i.order_id = m.order_id AND i.sku_id = m.sku_id
           WHERE i.order_id IS NULL
           ORDER BY m.movement_id""",
-          row -> String.format("invariant 3: %s movement of %d for order %s SKU %s matches no order item",
-              row.getString("kind"), row.getLong("quantity"), row.getString("order_id"), row.getString("sku_id"))),
-
-      new Check("4 never closed before deadline", """
+              row ->
+                  String.format(
+                      "invariant 3: %s movement of %d for order %s SKU %s matches no order item",
+                      row.getString("kind"),
+                      row.getLong("quantity"),
+                      row.getString("order_id"),
+                      row.getString("sku_id"))),
+          new Check(
+              "4 never closed before deadline",
+              """
           SELECT order_id, expire_at, closed_at FROM orders
           WHERE close_reason = 'TIMEOUT' AND closed_at < expire_at
           ORDER BY order_id""",
-          row -> String.format("invariant 4: order %s closed by TIMEOUT at %s, before its expire_at %s",
-              row.getString("order_id"), row.getString("closed_at"), row.getString("expire_at"))),
+              row ->
+                  String.format(
+                      "invariant 4: order %s closed by TIMEOUT at %s, before its expire_at %s",
+                      row.getString("order_id"),
+                      row.getString("closed_at"),
+                      row.getString("expire_at"))),
 
-      // A CLOSED order's coupon may already be held by a later order of the same user: that is fine as long as
-      // the later order is UNPAID or PAID (its own row is checked) and the coupon no longer names this order.
-      new Check("5 order coupon state", """
+          // A CLOSED order's coupon may already be held by a later order of the same user: that is
+          // fine as long as
+          // the later order is UNPAID or PAID (its own row is checked) and the coupon no longer
+          // names this order.
+          new Check(
+              "5 order coupon state",
+              """
           SELECT o.order_id, o.status, o.coupon_id, c.coupon_id AS found_coupon, c.status AS coupon_status,
                  c.locked_by_order, COALESCE(h.live, 0) AS live_orders
           FROM orders o
@@ -128,22 +181,35 @@ final class InvariantQueries {
                                   OR (COALESCE(h.live, 0) > 0 AND NOT (c.locked_by_order <=> o.order_id))
                   ELSE TRUE END)
           ORDER BY o.order_id""",
-          row -> row.getString("found_coupon") == null
-              ? String.format("invariant 5: order %s (%s) names coupon %s, which does not exist",
-                  row.getString("order_id"), row.getString("status"), row.getString("coupon_id"))
-              : String.format("invariant 5: order %s (%s) has coupon %s %s, locked_by_order %s (%d UNPAID/PAID orders hold it)",
-                  row.getString("order_id"), row.getString("status"), row.getString("coupon_id"),
-                  row.getString("coupon_status"), row.getString("locked_by_order"), row.getLong("live_orders"))),
-
-      new Check("5 coupon held once", """
+              row ->
+                  row.getString("found_coupon") == null
+                      ? String.format(
+                          "invariant 5: order %s (%s) names coupon %s, which does not exist",
+                          row.getString("order_id"),
+                          row.getString("status"),
+                          row.getString("coupon_id"))
+                      : String.format(
+                          "invariant 5: order %s (%s) has coupon %s %s, locked_by_order %s (%d UNPAID/PAID orders hold it)",
+                          row.getString("order_id"),
+                          row.getString("status"),
+                          row.getString("coupon_id"),
+                          row.getString("coupon_status"),
+                          row.getString("locked_by_order"),
+                          row.getLong("live_orders"))),
+          new Check(
+              "5 coupon held once",
+              """
           SELECT coupon_id, COUNT(*) AS live FROM orders
           WHERE coupon_id IS NOT NULL AND status IN ('UNPAID', 'PAID')
           GROUP BY coupon_id HAVING COUNT(*) > 1
           ORDER BY coupon_id""",
-          row -> String.format("invariant 5: coupon %s is held by %d UNPAID/PAID orders",
-              row.getString("coupon_id"), row.getLong("live"))),
-
-      new Check("5 coupon lock owner", """
+              row ->
+                  String.format(
+                      "invariant 5: coupon %s is held by %d UNPAID/PAID orders",
+                      row.getString("coupon_id"), row.getLong("live"))),
+          new Check(
+              "5 coupon lock owner",
+              """
           SELECT c.coupon_id, c.status, c.locked_by_order, o.order_id AS owner, o.status AS owner_status,
                  o.coupon_id AS owner_coupon
           FROM coupons c
@@ -152,10 +218,18 @@ final class InvariantQueries {
                  AND (o.order_id IS NULL OR o.status <> 'UNPAID' OR NOT (o.coupon_id <=> c.coupon_id)))
              OR (c.status = 'AVAILABLE' AND c.locked_by_order IS NOT NULL)
           ORDER BY c.coupon_id""",
-          row -> String.format("invariant 5: coupon %s is %s, locked_by_order %s, but that order %s",
-              row.getString("coupon_id"), row.getString("status"), row.getString("locked_by_order"),
-              row.getString("owner") == null ? "does not exist"
-                  : "is " + row.getString("owner_status") + " with coupon " + row.getString("owner_coupon"))));
+              row ->
+                  String.format(
+                      "invariant 5: coupon %s is %s, locked_by_order %s, but that order %s",
+                      row.getString("coupon_id"),
+                      row.getString("status"),
+                      row.getString("locked_by_order"),
+                      row.getString("owner") == null
+                          ? "does not exist"
+                          : "is "
+                              + row.getString("owner_status")
+                              + " with coupon "
+                              + row.getString("owner_coupon"))));
 
   private static String qty(ResultSet row, String column) throws SQLException {
     long value = row.getLong(column);

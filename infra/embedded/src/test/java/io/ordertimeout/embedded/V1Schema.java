@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
 final class V1Schema implements AutoCloseable {
 
   // Surefire runs with the module dir as working directory.
-  private static final Path V1 = Path.of("../../shared/src/main/resources/db/migration/V1__orders_stock_coupons.sql");
+  private static final Path V1 =
+      Path.of("../../shared/src/main/resources/db/migration/V1__orders_stock_coupons.sql");
   private static final Pattern STATEMENT_END = Pattern.compile(";\\s*$", Pattern.MULTILINE);
 
   private final EmbeddedServers servers;
@@ -29,11 +30,13 @@ final class V1Schema implements AutoCloseable {
   }
 
   Connection connect() throws SQLException {
-    return DriverManager.getConnection(servers.jdbcUrl(name), servers.mysqlUser(), servers.mysqlPassword());
+    return DriverManager.getConnection(
+        servers.jdbcUrl(name), servers.mysqlUser(), servers.mysqlPassword());
   }
 
   void execute(List<String> sql) {
-    try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+    try (Connection connection = connect();
+        Statement statement = connection.createStatement()) {
       for (String each : sql) {
         statement.execute(each);
       }

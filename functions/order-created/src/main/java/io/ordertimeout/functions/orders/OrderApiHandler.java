@@ -21,12 +21,13 @@ import org.slf4j.LoggerFactory;
  * order-created: the order API behind API Gateway's HTTP API (payload 2.0).
  *
  * <ul>
- *   <li>{@code POST /orders}: place an order (201; 200 for an identical retry; 409 conflict or out of stock;
- *       400 bad input)
+ *   <li>{@code POST /orders}: place an order (201; 200 for an identical retry; 409 conflict or out
+ *       of stock; 400 bad input)
  *   <li>{@code GET /orders/{id}}: the order (200; 404)
  * </ul>
  */
-public final class OrderApiHandler implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+public final class OrderApiHandler
+    implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
   private static final Logger log = LoggerFactory.getLogger(OrderApiHandler.class);
 
   private final OrderTimeout app;
@@ -48,11 +49,16 @@ public final class OrderApiHandler implements RequestHandler<APIGatewayV2HTTPEve
     } catch (ApiError e) {
       return respond(e.status(), Json.error(e.code(), e.getMessage()));
     } catch (DataAccessException e) {
-      log.error("order API {} {} failed on the database (request {}): {}", method(event), path(event),
-          requestId(context), e.toString());
+      log.error(
+          "order API {} {} failed on the database (request {}): {}",
+          method(event),
+          path(event),
+          requestId(context),
+          e.toString());
       return respond(503, Json.error("UNAVAILABLE", "the order store is unavailable; retry later"));
     } catch (RuntimeException e) {
-      log.error("order API {} {} failed (request {})", method(event), path(event), requestId(context), e);
+      log.error(
+          "order API {} {} failed (request {})", method(event), path(event), requestId(context), e);
       return respond(500, Json.error("INTERNAL", "internal error; request " + requestId(context)));
     }
   }
@@ -78,8 +84,10 @@ public final class OrderApiHandler implements RequestHandler<APIGatewayV2HTTPEve
   }
 
   private APIGatewayV2HTTPResponse get(String orderId) {
-    Order order = app.orders().find(orderId)
-        .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
+    Order order =
+        app.orders()
+            .find(orderId)
+            .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
     return respond(200, Json.write(OrderViews.of(order)));
   }
 
@@ -98,7 +106,8 @@ public final class OrderApiHandler implements RequestHandler<APIGatewayV2HTTPEve
   private static String method(APIGatewayV2HTTPEvent event) {
     var ctx = event.getRequestContext();
     return ctx != null && ctx.getHttp() != null && ctx.getHttp().getMethod() != null
-        ? ctx.getHttp().getMethod() : "GET";
+        ? ctx.getHttp().getMethod()
+        : "GET";
   }
 
   /** The path without the stage: API Gateway keeps the stage in rawPath for named stages. */
@@ -124,7 +133,9 @@ public final class OrderApiHandler implements RequestHandler<APIGatewayV2HTTPEve
         .build();
   }
 
-  /** Lambda init: one set of clients per execution environment, built when the class is first used. */
+  /**
+   * Lambda init: one set of clients per execution environment, built when the class is first used.
+   */
   private static final class Init {
     static final OrderTimeout APP = OrderTimeout.fromEnvironment();
   }

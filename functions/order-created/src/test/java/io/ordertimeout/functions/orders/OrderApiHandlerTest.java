@@ -59,9 +59,12 @@ class OrderApiHandlerTest {
   void theSampleEventPlacesAnOrderAndGetReturnsIt() throws Exception {
     APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(POST_EVENT);
 
-    APIGatewayV2HTTPResponse created = handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
-    APIGatewayV2HTTPResponse got = handler.handleRequest(EventLoader.loadApiGatewayHttpEvent(GET_EVENT),
-        new LambdaTestContext("order-created", 10_000));
+    APIGatewayV2HTTPResponse created =
+        handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
+    APIGatewayV2HTTPResponse got =
+        handler.handleRequest(
+            EventLoader.loadApiGatewayHttpEvent(GET_EVENT),
+            new LambdaTestContext("order-created", 10_000));
 
     assertThat(created.getStatusCode()).isEqualTo(201);
     JsonNode body = json(created);
@@ -72,9 +75,12 @@ class OrderApiHandlerTest {
     assertThat(json(got).get("items")).hasSize(2);
     assertThat(stack.dump("SELECT sku_id, available, reserved FROM stock ORDER BY sku_id"))
         .containsExactly("sku-cup|9|1|", "sku-tea-500g|8|2|");
-    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons WHERE coupon_id = 'cp-welcome-10'"))
+    assertThat(
+            stack.dump(
+                "SELECT status, locked_by_order FROM coupons WHERE coupon_id = 'cp-welcome-10'"))
         .containsExactly("LOCKED|wx20261130000001|");
-    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RESERVE'")).isEqualTo(2);
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RESERVE'"))
+        .isEqualTo(2);
     assertThat(stack.count("SELECT COUNT(*) FROM order_snapshots")).isEqualTo(1);
     // the default timeout is 15 minutes, and the timer holds the deadline the order has
     long expireAt = java.time.Instant.parse(body.get("expireAt").asText()).toEpochMilli();
@@ -90,7 +96,8 @@ class OrderApiHandlerTest {
     assertThat(first.getStatusCode()).isEqualTo(201);
     assertThat(retry.getStatusCode()).isEqualTo(200);
     assertThat(json(retry).get("expireAt")).isEqualTo(json(first).get("expireAt"));
-    assertThat(stack.dump("SELECT reserved FROM stock WHERE sku_id = 'sku-cup'")).containsExactly("2|");
+    assertThat(stack.dump("SELECT reserved FROM stock WHERE sku_id = 'sku-cup'"))
+        .containsExactly("2|");
   }
 
   @Test
@@ -101,17 +108,21 @@ class OrderApiHandlerTest {
 
     assertThat(other.getStatusCode()).isEqualTo(409);
     assertThat(json(other).at("/error/code").asText()).isEqualTo("ORDER_CONFLICT");
-    assertThat(stack.dump("SELECT reserved FROM stock WHERE sku_id = 'sku-cup'")).containsExactly("1|");
+    assertThat(stack.dump("SELECT reserved FROM stock WHERE sku_id = 'sku-cup'"))
+        .containsExactly("1|");
   }
 
   @Test
   void aBase64BodyIsDecodedAsApiGatewaySendsIt() {
     APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(POST_EVENT);
-    event.setBody(Base64.getEncoder().encodeToString(
-        order("b64-order-1", "sku-cup", 1, null).getBytes(StandardCharsets.UTF_8)));
+    event.setBody(
+        Base64.getEncoder()
+            .encodeToString(
+                order("b64-order-1", "sku-cup", 1, null).getBytes(StandardCharsets.UTF_8)));
     event.setIsBase64Encoded(true);
 
-    APIGatewayV2HTTPResponse response = handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
+    APIGatewayV2HTTPResponse response =
+        handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
 
     assertThat(response.getStatusCode()).isEqualTo(201);
   }
@@ -122,52 +133,131 @@ class OrderApiHandlerTest {
     event.setRawPath("/orders/nope-000000");
     event.setPathParameters(java.util.Map.of("id", "nope-000000"));
 
-    APIGatewayV2HTTPResponse response = handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
+    APIGatewayV2HTTPResponse response =
+        handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
 
     assertThat(response.getStatusCode()).isEqualTo(404);
     assertThat(json(response).at("/error/code").asText()).isEqualTo("NOT_FOUND");
   }
 
   static Stream<Arguments> badInputs() {
-    String big = "{\"orderId\":\"big-000001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\","
-        + "\"quantity\":1}],\"couponId\":\"" + "x".repeat(70 * 1024) + "\"}";
+    String big =
+        "{\"orderId\":\"big-000001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\","
+            + "\"quantity\":1}],\"couponId\":\""
+            + "x".repeat(70 * 1024)
+            + "\"}";
     return Stream.of(
         Arguments.of("not JSON", "{orderId:", 400, "INVALID_JSON"),
         Arguments.of("a JSON array", "[]", 400, "INVALID_JSON"),
         Arguments.of("empty body", "", 400, "EMPTY_BODY"),
-        Arguments.of("trailing garbage", order("trail-0001", "sku-cup", 1, null) + "x", 400, "INVALID_JSON"),
-        Arguments.of("duplicate key", "{\"orderId\":\"dupkey-001\",\"orderId\":\"dupkey-002\"}", 400, "INVALID_JSON"),
-        Arguments.of("missing orderId", "{\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1}]}", 400, "MISSING_FIELD"),
+        Arguments.of(
+            "trailing garbage", order("trail-0001", "sku-cup", 1, null) + "x", 400, "INVALID_JSON"),
+        Arguments.of(
+            "duplicate key",
+            "{\"orderId\":\"dupkey-001\",\"orderId\":\"dupkey-002\"}",
+            400,
+            "INVALID_JSON"),
+        Arguments.of(
+            "missing orderId",
+            "{\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1}]}",
+            400,
+            "MISSING_FIELD"),
         Arguments.of("orderId too short", order("abc", "sku-cup", 1, null), 400, "INVALID_FIELD"),
-        Arguments.of("orderId with SQL", order("x' OR '1'='1", "sku-cup", 1, null), 400, "INVALID_FIELD"),
-        Arguments.of("orderId unicode", order("订单-000001", "sku-cup", 1, null), 400, "INVALID_FIELD"),
-        Arguments.of("orderId a number", "{\"orderId\":123456,\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1}]}", 400, "INVALID_FIELD"),
-        Arguments.of("quantity zero", order("qty-000000", "sku-cup", 0, null), 400, "INVALID_FIELD"),
-        Arguments.of("quantity negative", order("qty-000001", "sku-cup", -3, null), 400, "INVALID_FIELD"),
-        Arguments.of("quantity over limit", order("qty-000002", "sku-cup", 1000, null), 400, "INVALID_FIELD"),
-        Arguments.of("quantity huge", order("qty-000003", "sku-cup", 1, null).replace("\"quantity\":1", "\"quantity\":99999999999999999999999"), 400, "INVALID_FIELD"),
-        Arguments.of("quantity a string", order("qty-000004", "sku-cup", 1, null).replace("\"quantity\":1", "\"quantity\":\"1\""), 400, "INVALID_FIELD"),
-        Arguments.of("quantity fractional", order("qty-000005", "sku-cup", 1, null).replace("\"quantity\":1", "\"quantity\":1.5"), 400, "INVALID_FIELD"),
-        Arguments.of("no items", "{\"orderId\":\"noitem-001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[]}", 400, "INVALID_FIELD"),
+        Arguments.of(
+            "orderId with SQL", order("x' OR '1'='1", "sku-cup", 1, null), 400, "INVALID_FIELD"),
+        Arguments.of(
+            "orderId unicode", order("订单-000001", "sku-cup", 1, null), 400, "INVALID_FIELD"),
+        Arguments.of(
+            "orderId a number",
+            "{\"orderId\":123456,\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1}]}",
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "quantity zero", order("qty-000000", "sku-cup", 0, null), 400, "INVALID_FIELD"),
+        Arguments.of(
+            "quantity negative", order("qty-000001", "sku-cup", -3, null), 400, "INVALID_FIELD"),
+        Arguments.of(
+            "quantity over limit",
+            order("qty-000002", "sku-cup", 1000, null),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "quantity huge",
+            order("qty-000003", "sku-cup", 1, null)
+                .replace("\"quantity\":1", "\"quantity\":99999999999999999999999"),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "quantity a string",
+            order("qty-000004", "sku-cup", 1, null).replace("\"quantity\":1", "\"quantity\":\"1\""),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "quantity fractional",
+            order("qty-000005", "sku-cup", 1, null).replace("\"quantity\":1", "\"quantity\":1.5"),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "no items",
+            "{\"orderId\":\"noitem-001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[]}",
+            400,
+            "INVALID_FIELD"),
         Arguments.of("too many items", tooManyItems(), 400, "INVALID_FIELD"),
-        Arguments.of("duplicate SKU", "{\"orderId\":\"dupsku-001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1},{\"skuId\":\"sku-cup\",\"quantity\":1}]}", 400, "DUPLICATE_SKU"),
-        Arguments.of("amount zero", order("amt-000000", "sku-cup", 1, null).replace("\"amountFen\":100", "\"amountFen\":0"), 400, "INVALID_FIELD"),
-        Arguments.of("amount over int32", order("amt-000001", "sku-cup", 1, null).replace("\"amountFen\":100", "\"amountFen\":2147483648"), 400, "INVALID_FIELD"),
-        Arguments.of("timeout zero", order("tmo-000000", "sku-cup", 1, null).replace("\"amountFen\"", "\"timeoutSeconds\":0,\"amountFen\""), 400, "INVALID_FIELD"),
-        Arguments.of("unknown field", order("unk-000000", "sku-cup", 1, null).replace("\"amountFen\"", "\"price\":1,\"amountFen\""), 400, "UNKNOWN_FIELD"),
+        Arguments.of(
+            "duplicate SKU",
+            "{\"orderId\":\"dupsku-001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1},{\"skuId\":\"sku-cup\",\"quantity\":1}]}",
+            400,
+            "DUPLICATE_SKU"),
+        Arguments.of(
+            "amount zero",
+            order("amt-000000", "sku-cup", 1, null).replace("\"amountFen\":100", "\"amountFen\":0"),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "amount over int32",
+            order("amt-000001", "sku-cup", 1, null)
+                .replace("\"amountFen\":100", "\"amountFen\":2147483648"),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "timeout zero",
+            order("tmo-000000", "sku-cup", 1, null)
+                .replace("\"amountFen\"", "\"timeoutSeconds\":0,\"amountFen\""),
+            400,
+            "INVALID_FIELD"),
+        Arguments.of(
+            "unknown field",
+            order("unk-000000", "sku-cup", 1, null)
+                .replace("\"amountFen\"", "\"price\":1,\"amountFen\""),
+            400,
+            "UNKNOWN_FIELD"),
         Arguments.of("body over 64 KiB", big, 400, "BODY_TOO_LARGE"),
         Arguments.of("unknown SKU", order("unsku-0001", "sku-nope", 1, null), 400, "UNKNOWN_SKU"),
-        Arguments.of("unknown coupon", order("uncp-00001", "sku-cup", 1, "cp-nope"), 400, "UNKNOWN_COUPON"),
-        Arguments.of("someone else's coupon", order("owncp-0001", "sku-cup", 1, "cp-other"), 400, "COUPON_NOT_OWNED"),
-        Arguments.of("a used coupon", order("usedcp-001", "sku-cup", 1, "cp-used"), 400, "COUPON_NOT_AVAILABLE"),
-        Arguments.of("not enough stock", order("oos-000001", "sku-cup", 11, null), 409, "OUT_OF_STOCK"),
-        Arguments.of("second SKU out of stock", "{\"orderId\":\"oos-000002\",\"userId\":\"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o\",\"amountFen\":1,\"couponId\":\"cp-welcome-10\",\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1},{\"skuId\":\"sku-tea-500g\",\"quantity\":11}]}", 409, "OUT_OF_STOCK"));
+        Arguments.of(
+            "unknown coupon", order("uncp-00001", "sku-cup", 1, "cp-nope"), 400, "UNKNOWN_COUPON"),
+        Arguments.of(
+            "someone else's coupon",
+            order("owncp-0001", "sku-cup", 1, "cp-other"),
+            400,
+            "COUPON_NOT_OWNED"),
+        Arguments.of(
+            "a used coupon",
+            order("usedcp-001", "sku-cup", 1, "cp-used"),
+            400,
+            "COUPON_NOT_AVAILABLE"),
+        Arguments.of(
+            "not enough stock", order("oos-000001", "sku-cup", 11, null), 409, "OUT_OF_STOCK"),
+        Arguments.of(
+            "second SKU out of stock",
+            "{\"orderId\":\"oos-000002\",\"userId\":\"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o\",\"amountFen\":1,\"couponId\":\"cp-welcome-10\",\"items\":[{\"skuId\":\"sku-cup\",\"quantity\":1},{\"skuId\":\"sku-tea-500g\",\"quantity\":11}]}",
+            409,
+            "OUT_OF_STOCK"));
   }
 
   @ParameterizedTest(name = "{0}")
   @MethodSource("badInputs")
-  void badInputGetsItsDocumentedErrorAndChangesNothing(String name, String body, int status, String code)
-      throws Exception {
+  void badInputGetsItsDocumentedErrorAndChangesNothing(
+      String name, String body, int status, String code) throws Exception {
     List<String> dbBefore = stack.databaseState();
     List<String> redisBefore = stack.redisState();
 
@@ -186,27 +276,48 @@ class OrderApiHandlerTest {
     APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(GET_EVENT);
     event.setRawPath("/orders");
     event.setPathParameters(null);
-    assertThat(handler.handleRequest(event, new LambdaTestContext("order-created", 1_000)).getStatusCode())
+    assertThat(
+            handler
+                .handleRequest(event, new LambdaTestContext("order-created", 1_000))
+                .getStatusCode())
         .isEqualTo(405);
     event.setRawPath("/nothing/here/at/all");
-    assertThat(handler.handleRequest(event, new LambdaTestContext("order-created", 1_000)).getStatusCode())
+    assertThat(
+            handler
+                .handleRequest(event, new LambdaTestContext("order-created", 1_000))
+                .getStatusCode())
         .isEqualTo(404);
     event.setRawPath("/orders/bad'id");
-    assertThat(json(handler.handleRequest(event, new LambdaTestContext("order-created", 1_000)))
-        .at("/error/code").asText()).isEqualTo("INVALID_ORDER_ID");
+    assertThat(
+            json(handler.handleRequest(event, new LambdaTestContext("order-created", 1_000)))
+                .at("/error/code")
+                .asText())
+        .isEqualTo("INVALID_ORDER_ID");
   }
 
   static String order(String id, String sku, long quantity, String coupon) {
-    return "{\"orderId\":" + Json.write(id) + ",\"userId\":\"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o\",\"items\":[{\"skuId\":"
-        + Json.write(sku) + ",\"quantity\":" + quantity + "}]," + (coupon == null ? "" : "\"couponId\":\"" + coupon + "\",")
+    return "{\"orderId\":"
+        + Json.write(id)
+        + ",\"userId\":\"oUpF8uMuAJO_M2pxb1Q9zNjWeS6o\",\"items\":[{\"skuId\":"
+        + Json.write(sku)
+        + ",\"quantity\":"
+        + quantity
+        + "}],"
+        + (coupon == null ? "" : "\"couponId\":\"" + coupon + "\",")
         + "\"amountFen\":100}";
   }
 
   private static String tooManyItems() {
     StringBuilder items = new StringBuilder();
     for (int i = 0; i < 51; i++) {
-      items.append(i == 0 ? "" : ",").append("{\"skuId\":\"s").append(i).append("\",\"quantity\":1}");
+      items
+          .append(i == 0 ? "" : ",")
+          .append("{\"skuId\":\"s")
+          .append(i)
+          .append("\",\"quantity\":1}");
     }
-    return "{\"orderId\":\"many-00001\",\"userId\":\"u\",\"amountFen\":1,\"items\":[" + items + "]}";
+    return "{\"orderId\":\"many-00001\",\"userId\":\"u\",\"amountFen\":1,\"items\":["
+        + items
+        + "]}";
   }
 }

@@ -10,8 +10,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * timeout-sweep: invoked by an EventBridge schedule every minute, it sweeps until the invocation's remaining
- * time falls under the configured margin, closing orders as their deadlines pass.
+ * timeout-sweep: invoked by an EventBridge schedule every minute, it sweeps until the invocation's
+ * remaining time falls under the configured margin, closing orders as their deadlines pass.
  */
 public final class TimeoutSweepHandler implements RequestHandler<Map<String, Object>, String> {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweepHandler.class);

@@ -15,7 +15,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-/** The happy path through both handlers with the sample events: placed, then closed at its deadline. */
+/**
+ * The happy path through both handlers with the sample events: placed, then closed at its deadline.
+ */
 class TimeoutSweepHandlerTest {
   private TestStack stack;
 
@@ -36,26 +38,34 @@ class TimeoutSweepHandlerTest {
   @Test
   @SuppressWarnings("unchecked")
   void anOrderPlacedThroughTheApiIsClosedByTheSweepAtItsDeadline() throws Exception {
-    APIGatewayV2HTTPEvent post = EventLoader.loadApiGatewayHttpEvent("../../events/order-created-post-orders.json");
+    APIGatewayV2HTTPEvent post =
+        EventLoader.loadApiGatewayHttpEvent("../../events/order-created-post-orders.json");
     JsonNode body = Json.MAPPER.readTree(post.getBody());
     ((com.fasterxml.jackson.databind.node.ObjectNode) body).put("timeoutSeconds", 2);
     post.setBody(Json.write(body));
     APIGatewayV2HTTPResponse placed =
-        new OrderApiHandler(stack.app()).handleRequest(post, new LambdaTestContext("order-created", 5_000));
+        new OrderApiHandler(stack.app())
+            .handleRequest(post, new LambdaTestContext("order-created", 5_000));
     assertThat(placed.getStatusCode()).isEqualTo(201);
     Map<String, Object> schedule =
-        Json.MAPPER.readValue(new java.io.File("../../events/timeout-sweep-schedule.json"), Map.class);
+        Json.MAPPER.readValue(
+            new java.io.File("../../events/timeout-sweep-schedule.json"), Map.class);
 
-    String summary = new TimeoutSweepHandler(stack.app())
-        .handleRequest(schedule, new LambdaTestContext("timeout-sweep", 4_000));
+    String summary =
+        new TimeoutSweepHandler(stack.app())
+            .handleRequest(schedule, new LambdaTestContext("timeout-sweep", 4_000));
 
     assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).isEqualTo(1);
-    assertThat(stack.dump("SELECT status, close_reason FROM orders")).containsExactly("CLOSED|TIMEOUT|");
-    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at >= expire_at")).isEqualTo(1);
+    assertThat(stack.dump("SELECT status, close_reason FROM orders"))
+        .containsExactly("CLOSED|TIMEOUT|");
+    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at >= expire_at"))
+        .isEqualTo(1);
     assertThat(stack.dump("SELECT sku_id, available, reserved, sold FROM stock ORDER BY sku_id"))
         .containsExactly("sku-cup|10|0|0|", "sku-tea-500g|10|0|0|");
-    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons")).containsExactly("AVAILABLE|null|");
-    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")).isEqualTo(2);
+    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
+        .containsExactly("AVAILABLE|null|");
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+        .isEqualTo(2);
     assertThat(stack.app().timers().size()).isZero();
   }
 }

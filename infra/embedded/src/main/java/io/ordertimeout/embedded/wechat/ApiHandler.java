@@ -21,8 +21,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The HTTP face of the simulator: checks the merchant's signature, applies latency and faults, routes
- * to the {@link TradeBook}, and signs every answer with the platform key.
+ * The HTTP face of the simulator: checks the merchant's signature, applies latency and faults,
+ * routes to the {@link TradeBook}, and signs every answer with the platform key.
  */
 final class ApiHandler implements HttpHandler {
 
@@ -30,6 +30,7 @@ final class ApiHandler implements HttpHandler {
   private static final String TRADE_PREFIX = "/v3/pay/transactions/out-trade-no/";
   private static final String REFUND_PREFIX = "/v3/refund/domestic/refunds/";
   private static final Pattern AUTH_FIELD = Pattern.compile("(\\w+)=\"([^\"]*)\"");
+
   /** WeChat rejects requests signed more than 5 minutes away from its clock. */
   private static final Duration SIGNATURE_WINDOW = Duration.ofMinutes(5);
 
@@ -50,7 +51,9 @@ final class ApiHandler implements HttpHandler {
     try (exchange) {
       Route route = route(exchange.getRequestMethod(), exchange.getRequestURI().getPath());
       if (route == null) {
-        send(exchange, ApiAnswer.error(404, "NOT_FOUND", "no such API: " + exchange.getRequestURI()));
+        send(
+            exchange,
+            ApiAnswer.error(404, "NOT_FOUND", "no such API: " + exchange.getRequestURI()));
         return;
       }
       simulator.recordCall(route.endpoint());
@@ -107,7 +110,8 @@ final class ApiHandler implements HttpHandler {
       return new Route(Endpoint.REFUND_QUERY, path.substring(REFUND_PREFIX.length()));
     }
     if (post && path.startsWith(TRADE_PREFIX) && path.endsWith("/close")) {
-      return new Route(Endpoint.CLOSE, path.substring(TRADE_PREFIX.length(), path.length() - "/close".length()));
+      return new Route(
+          Endpoint.CLOSE, path.substring(TRADE_PREFIX.length(), path.length() - "/close".length()));
     }
     if (get && path.startsWith(TRADE_PREFIX)) {
       return new Route(Endpoint.QUERY, path.substring(TRADE_PREFIX.length()));
@@ -116,8 +120,9 @@ final class ApiHandler implements HttpHandler {
   }
 
   /**
-   * Verifies "WECHATPAY2-SHA256-RSA2048 mchid=..,nonce_str=..,timestamp=..,serial_no=..,signature=.."
-   * over "METHOD\nURL\nTIMESTAMP\nNONCE\nBODY\n"; answers null when valid, else the reason.
+   * Verifies "WECHATPAY2-SHA256-RSA2048
+   * mchid=..,nonce_str=..,timestamp=..,serial_no=..,signature=.." over
+   * "METHOD\nURL\nTIMESTAMP\nNONCE\nBODY\n"; answers null when valid, else the reason.
    */
   private String authenticate(HttpExchange exchange, String body) {
     String header = exchange.getRequestHeaders().getFirst("Authorization");
@@ -141,8 +146,17 @@ final class ApiHandler implements HttpHandler {
     }
     URI uri = exchange.getRequestURI();
     String url = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
-    String message = exchange.getRequestMethod() + "\n" + url + "\n" + timestamp + "\n"
-        + fields.get("nonce_str") + "\n" + body + "\n";
+    String message =
+        exchange.getRequestMethod()
+            + "\n"
+            + url
+            + "\n"
+            + timestamp
+            + "\n"
+            + fields.get("nonce_str")
+            + "\n"
+            + body
+            + "\n";
     PublicKey key = simulator.merchantPublicKey();
     return WeChatCrypto.verify(key, message, fields.getOrDefault("signature", "")) ? null : "签名错误";
   }
@@ -169,7 +183,9 @@ final class ApiHandler implements HttpHandler {
     headers.set("Wechatpay-Timestamp", timestamp);
     headers.set("Wechatpay-Nonce", nonce);
     headers.set("Wechatpay-Serial", simulator.platformPublicKeyId());
-    headers.set("Wechatpay-Signature", WeChatCrypto.sign(key, timestamp + "\n" + nonce + "\n" + answer.body() + "\n"));
+    headers.set(
+        "Wechatpay-Signature",
+        WeChatCrypto.sign(key, timestamp + "\n" + nonce + "\n" + answer.body() + "\n"));
     byte[] bytes = answer.body().getBytes(StandardCharsets.UTF_8);
     if (bytes.length == 0) {
       exchange.sendResponseHeaders(answer.status(), -1);

@@ -11,9 +11,10 @@ import java.util.Map;
 import java.util.UUID;
 
 /**
- * Builds one payment notification in WeChat's wire format. By default it is exactly what WeChat sends;
- * each setter departs from that in one way, so attack tests can forge signatures, keys, timestamps,
- * nonces and ciphertexts. Obtain one from {@link WeChatPaySimulator#notification(String)}.
+ * Builds one payment notification in WeChat's wire format. By default it is exactly what WeChat
+ * sends; each setter departs from that in one way, so attack tests can forge signatures, keys,
+ * timestamps, nonces and ciphertexts. Obtain one from {@link
+ * WeChatPaySimulator#notification(String)}.
  */
 public final class NotificationBuilder {
 
@@ -81,7 +82,9 @@ public final class NotificationBuilder {
     return this;
   }
 
-  /** Flip one byte of the ciphertext and sign the result: the signature holds, GCM's tag does not. */
+  /**
+   * Flip one byte of the ciphertext and sign the result: the signature holds, GCM's tag does not.
+   */
   public NotificationBuilder tamperCiphertext() {
     this.tamperCiphertext = true;
     return this;
@@ -97,7 +100,8 @@ public final class NotificationBuilder {
 
   String body() {
     String resourceNonce = WeChatCrypto.nonce(12);
-    String ciphertext = WeChatCrypto.encrypt(apiV3Key, "transaction", resourceNonce, transactionJson);
+    String ciphertext =
+        WeChatCrypto.encrypt(apiV3Key, "transaction", resourceNonce, transactionJson);
     if (tamperCiphertext) {
       byte[] raw = Base64.getDecoder().decode(ciphertext);
       raw[0] ^= 0x01;
@@ -119,13 +123,16 @@ public final class NotificationBuilder {
     return root.toString();
   }
 
-  /** Signs "timestamp\nnonce\nbody\n"; WeChat re-signs each retry with a fresh timestamp and nonce. */
+  /**
+   * Signs "timestamp\nnonce\nbody\n"; WeChat re-signs each retry with a fresh timestamp and nonce.
+   */
   SignedNotification sign(String body) {
     String ts = String.valueOf((timestamp == null ? clock.instant() : timestamp).getEpochSecond());
     String n = nonce == null ? WeChatCrypto.nonce(32) : nonce;
     Map<String, String> headers = new LinkedHashMap<>();
     headers.put("Wechatpay-Serial", serial);
-    headers.put("Wechatpay-Signature", WeChatCrypto.sign(signingKey, ts + "\n" + n + "\n" + body + "\n"));
+    headers.put(
+        "Wechatpay-Signature", WeChatCrypto.sign(signingKey, ts + "\n" + n + "\n" + body + "\n"));
     headers.put("Wechatpay-Timestamp", ts);
     headers.put("Wechatpay-Nonce", n);
     headers.put("Wechatpay-Signature-Type", SIGNATURE_TYPE);

@@ -14,20 +14,30 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Delivers notifications to the merchant's webhook and retries on WeChat's schedule. One thread sends
- * everything, so notifications scheduled for the same moment leave in the order they were scheduled
- * (the shuffled-delivery control relies on that).
+ * Delivers notifications to the merchant's webhook and retries on WeChat's schedule. One thread
+ * sends everything, so notifications scheduled for the same moment leave in the order they were
+ * scheduled (the shuffled-delivery control relies on that).
  */
 final class NotificationSender implements AutoCloseable {
 
   /** Gaps between attempts, from WeChat's documentation: 15 retries over 24h4m. */
   static final List<Duration> WECHAT_RETRY_SCHEDULE =
       List.of(
-          Duration.ofSeconds(15), Duration.ofSeconds(15), Duration.ofSeconds(30),
-          Duration.ofMinutes(3), Duration.ofMinutes(10), Duration.ofMinutes(20),
-          Duration.ofMinutes(30), Duration.ofMinutes(30), Duration.ofMinutes(30),
-          Duration.ofMinutes(60), Duration.ofHours(3), Duration.ofHours(3),
-          Duration.ofHours(3), Duration.ofHours(6), Duration.ofHours(6));
+          Duration.ofSeconds(15),
+          Duration.ofSeconds(15),
+          Duration.ofSeconds(30),
+          Duration.ofMinutes(3),
+          Duration.ofMinutes(10),
+          Duration.ofMinutes(20),
+          Duration.ofMinutes(30),
+          Duration.ofMinutes(30),
+          Duration.ofMinutes(30),
+          Duration.ofMinutes(60),
+          Duration.ofHours(3),
+          Duration.ofHours(3),
+          Duration.ofHours(3),
+          Duration.ofHours(6),
+          Duration.ofHours(6));
 
   /** WeChat waits 5 s for a webhook answer before counting the attempt as failed. */
   private static final Duration WEBHOOK_TIMEOUT = Duration.ofSeconds(5);
@@ -66,8 +76,9 @@ final class NotificationSender implements AutoCloseable {
   }
 
   /**
-   * Schedules the first attempt after {@code delay}; retries follow until 2xx or the schedule ends. The
-   * webhook is fixed now, as WeChat fixes notify_url per trade; none set means the notification is lost.
+   * Schedules the first attempt after {@code delay}; retries follow until 2xx or the schedule ends.
+   * The webhook is fixed now, as WeChat fixes notify_url per trade; none set means the notification
+   * is lost.
    */
   void schedule(NotificationBuilder notification, String outTradeNo, Duration delay) {
     URI target = webhook;
@@ -76,7 +87,9 @@ final class NotificationSender implements AutoCloseable {
     }
     String body = notification.body(); // one body for all attempts: retries repeat the same event
     scheduler.schedule(
-        () -> attempt(target, notification, body, outTradeNo, 1), delay.toMillis(), TimeUnit.MILLISECONDS);
+        () -> attempt(target, notification, body, outTradeNo, 1),
+        delay.toMillis(),
+        TimeUnit.MILLISECONDS);
   }
 
   /** Sends once, no retry; answers the webhook's status or -1 on connection failure. */
@@ -88,14 +101,19 @@ final class NotificationSender implements AutoCloseable {
     return post(target, notification);
   }
 
-  private void attempt(URI target, NotificationBuilder notification, String body, String outTradeNo, int attempt) {
+  private void attempt(
+      URI target, NotificationBuilder notification, String body, String outTradeNo, int attempt) {
     int status = post(target, notification.sign(body));
-    Delivery delivery = new Delivery(notification.notificationId(), outTradeNo, attempt, status, clock.instant());
+    Delivery delivery =
+        new Delivery(notification.notificationId(), outTradeNo, attempt, status, clock.instant());
     deliveries.add(delivery);
     if (!delivery.accepted() && attempt <= WECHAT_RETRY_SCHEDULE.size()) {
-      long gapMillis = Math.max(1, (long) (WECHAT_RETRY_SCHEDULE.get(attempt - 1).toMillis() * retryScale));
+      long gapMillis =
+          Math.max(1, (long) (WECHAT_RETRY_SCHEDULE.get(attempt - 1).toMillis() * retryScale));
       scheduler.schedule(
-          () -> attempt(target, notification, body, outTradeNo, attempt + 1), gapMillis, TimeUnit.MILLISECONDS);
+          () -> attempt(target, notification, body, outTradeNo, attempt + 1),
+          gapMillis,
+          TimeUnit.MILLISECONDS);
     }
   }
 

@@ -4,8 +4,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * A notification as it travels on the wire: the five Wechatpay-* headers and the JSON body. Tests may
- * alter either to build forged requests.
+ * A notification as it travels on the wire: the five Wechatpay-* headers and the JSON body. Tests
+ * may alter either to build forged requests.
  */
 public record SignedNotification(Map<String, String> headers, String body) {
 

@@ -15,6 +15,7 @@ final class SimulatedTrade {
   final String timeExpireText;
   final Instant timeExpire;
   final String prepayId;
+
   /** The significant prepay parameters; a second prepay must repeat them exactly. */
   final JsonNode fingerprint;
 
@@ -52,7 +53,14 @@ final class SimulatedTrade {
 
   TradeSnapshot snapshot() {
     return new TradeSnapshot(
-        outTradeNo, state, amountFen, payerOpenId, prepayId, transactionId, successTime, timeExpire,
+        outTradeNo,
+        state,
+        amountFen,
+        payerOpenId,
+        prepayId,
+        transactionId,
+        successTime,
+        timeExpire,
         refundedFen);
   }
 }

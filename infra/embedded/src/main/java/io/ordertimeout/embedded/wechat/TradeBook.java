@@ -15,9 +15,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * WeChat Pay's side of the trades: the state machine behind the five endpoints, with the HTTP statuses
- * and error codes of the APIv3 documentation. One lock guards everything; the simulator serves tests,
- * not load, so contention does not matter and every transition is trivially atomic.
+ * WeChat Pay's side of the trades: the state machine behind the five endpoints, with the HTTP
+ * statuses and error codes of the APIv3 documentation. One lock guards everything; the simulator
+ * serves tests, not load, so contention does not matter and every transition is trivially atomic.
  */
 final class TradeBook {
 
@@ -48,7 +48,8 @@ final class TradeBook {
     if (outTradeNo.isEmpty() || !request.path("amount").has("total")) {
       return ApiAnswer.error(400, "PARAM_ERROR", "out_trade_no and amount.total are required");
     }
-    if (!appid.equals(request.path("appid").asText()) || !mchid.equals(request.path("mchid").asText())) {
+    if (!appid.equals(request.path("appid").asText())
+        || !mchid.equals(request.path("mchid").asText())) {
       return ApiAnswer.error(400, "APPID_MCHID_NOT_MATCH", "appid和mch_id不匹配");
     }
     SimulatedTrade existing = trades.get(outTradeNo);
@@ -68,11 +69,14 @@ final class TradeBook {
     }
     SimulatedTrade trade =
         new SimulatedTrade(
-            outTradeNo, appid, mchid,
+            outTradeNo,
+            appid,
+            mchid,
             request.path("description").asText(""),
             request.path("amount").path("total").asLong(),
             request.path("payer").path("openid").asText(""),
-            expireText, expire,
+            expireText,
+            expire,
             "wx" + WeChatCrypto.digits(26) + "00",
             fingerprint(request));
     trades.put(outTradeNo, trade);
@@ -148,7 +152,8 @@ final class TradeBook {
     }
     long amount = request.path("amount").path("refund").asLong();
     if (amount <= 0 || request.path("amount").path("total").asLong() != trade.amountFen) {
-      return ApiAnswer.error(400, "PARAM_ERROR", "amount.refund > 0 and amount.total = order total");
+      return ApiAnswer.error(
+          400, "PARAM_ERROR", "amount.refund > 0 and amount.total = order total");
     }
     if (trade.refundedFen + amount > trade.amountFen) {
       return ApiAnswer.error(403, "NOT_ENOUGH", "订单可退金额不足");
@@ -160,7 +165,9 @@ final class TradeBook {
     return ApiAnswer.ok(refund.deepCopy());
   }
 
-  /** A refund is PROCESSING when created and SUCCESS from the first query on, like a fast WeChat. */
+  /**
+   * A refund is PROCESSING when created and SUCCESS from the first query on, like a fast WeChat.
+   */
   synchronized ApiAnswer queryRefund(String outRefundNo) {
     ObjectNode refund = refunds.get(outRefundNo);
     if (refund == null) {
@@ -185,10 +192,14 @@ final class TradeBook {
             .put("status", "PROCESSING")
             .put("funds_account", "AVAILABLE");
     body.putObject("amount")
-        .put("total", trade.amountFen).put("refund", amount)
-        .put("payer_total", trade.amountFen).put("payer_refund", amount)
-        .put("settlement_total", trade.amountFen).put("settlement_refund", amount)
-        .put("discount_refund", 0).put("currency", "CNY");
+        .put("total", trade.amountFen)
+        .put("refund", amount)
+        .put("payer_total", trade.amountFen)
+        .put("payer_refund", amount)
+        .put("settlement_total", trade.amountFen)
+        .put("settlement_refund", amount)
+        .put("discount_refund", 0)
+        .put("currency", "CNY");
     return body;
   }
 
@@ -199,7 +210,8 @@ final class TradeBook {
       throw new IllegalStateException("cannot pay " + outTradeNo + " in state " + trade.state);
     }
     if (trade.timeExpire != null && clock.instant().isAfter(trade.timeExpire)) {
-      throw new IllegalStateException("cannot pay " + outTradeNo + ": time_expire " + trade.timeExpireText + " passed");
+      throw new IllegalStateException(
+          "cannot pay " + outTradeNo + ": time_expire " + trade.timeExpireText + " passed");
     }
     trade.state = TradeState.SUCCESS;
     trade.transactionId = "42" + WeChatCrypto.digits(26);
@@ -210,7 +222,8 @@ final class TradeBook {
   synchronized void markUserPaying(String outTradeNo) {
     SimulatedTrade trade = require(outTradeNo);
     if (trade.state != TradeState.NOTPAY) {
-      throw new IllegalStateException("cannot start paying " + outTradeNo + " in state " + trade.state);
+      throw new IllegalStateException(
+          "cannot start paying " + outTradeNo + " in state " + trade.state);
     }
     trade.state = TradeState.USERPAYING;
   }
@@ -233,7 +246,8 @@ final class TradeBook {
             .put("trade_state", trade.state.name())
             .put("trade_state_desc", describe(trade.state))
             .put("attach", "");
-    ObjectNode amount = node.putObject("amount").put("total", trade.amountFen).put("currency", "CNY");
+    ObjectNode amount =
+        node.putObject("amount").put("total", trade.amountFen).put("currency", "CNY");
     amount.put("payer_currency", "CNY");
     if (trade.transactionId != null) {
       node.put("transaction_id", trade.transactionId)

@@ -13,7 +13,9 @@ import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
 
-/** The primitives WeChat Pay APIv3 uses: SHA256withRSA signatures, AEAD_AES_256_GCM, PEM, nonces. */
+/**
+ * The primitives WeChat Pay APIv3 uses: SHA256withRSA signatures, AEAD_AES_256_GCM, PEM, nonces.
+ */
 final class WeChatCrypto {
 
   private static final SecureRandom RANDOM = new SecureRandom();
@@ -72,7 +74,8 @@ final class WeChatCrypto {
   }
 
   static String pem(String type, byte[] der) {
-    String body = Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
+    String body =
+        Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII)).encodeToString(der);
     return "-----BEGIN " + type + "-----\n" + body + "\n-----END " + type + "-----\n";
   }
 

@@ -28,22 +28,24 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A WeChat Pay APIv3 simulator on the JDK HttpServer (loopback, free port) that the real wechatpay-java
- * SDK talks to unchanged: it verifies the merchant's WECHATPAY2-SHA256-RSA2048 signature, answers with
- * WeChat's statuses and error bodies, signs every answer (204 included) with a platform key in "public
- * key mode", and sends signed, AEAD_AES_256_GCM-encrypted payment notifications to a webhook, retrying
- * on WeChat's schedule.
+ * A WeChat Pay APIv3 simulator on the JDK HttpServer (loopback, free port) that the real
+ * wechatpay-java SDK talks to unchanged: it verifies the merchant's WECHATPAY2-SHA256-RSA2048
+ * signature, answers with WeChat's statuses and error bodies, signs every answer (204 included)
+ * with a platform key in "public key mode", and sends signed, AEAD_AES_256_GCM-encrypted payment
+ * notifications to a webhook, retrying on WeChat's schedule.
  *
- * <p><b>Header-name case.</b> The JDK server rewrites every response header name to "first letter upper,
- * rest lower" ({@code Wechatpay-timestamp}, {@code Request-id}) and cannot be told otherwise. WeChat
- * itself sends {@code Wechatpay-Timestamp}, and the SDK reads headers from a case-sensitive HashMap, so
- * an SDK client pointed here unmodified fails every response validation. The merchant side therefore
- * installs an OkHttp interceptor that restores the canonical names (shared: WeChatHeaderInterceptor); it
- * is needed in production as well, because over HTTP/2 every header name arrives lower-cased.
+ * <p><b>Header-name case.</b> The JDK server rewrites every response header name to "first letter
+ * upper, rest lower" ({@code Wechatpay-timestamp}, {@code Request-id}) and cannot be told
+ * otherwise. WeChat itself sends {@code Wechatpay-Timestamp}, and the SDK reads headers from a
+ * case-sensitive HashMap, so an SDK client pointed here unmodified fails every response validation.
+ * The merchant side therefore installs an OkHttp interceptor that restores the canonical names
+ * (shared: WeChatHeaderInterceptor); it is needed in production as well, because over HTTP/2 every
+ * header name arrives lower-cased.
  *
- * <p><b>Codes.</b> 404 ORDER_NOT_EXIST, 400 ORDER_CLOSED, 400 ORDERPAID (closing or re-prepaying a paid
- * order), 202 USERPAYING (closing an order whose payer is entering the password), 403 OUT_TRADE_NO_USED,
- * 429 FREQUENCY_LIMITED, 500 SYSTEM_ERROR, 401 SIGN_ERROR, 404 RESOURCE_NOT_EXISTS (refunds).
+ * <p><b>Codes.</b> 404 ORDER_NOT_EXIST, 400 ORDER_CLOSED, 400 ORDERPAID (closing or re-prepaying a
+ * paid order), 202 USERPAYING (closing an order whose payer is entering the password), 403
+ * OUT_TRADE_NO_USED, 429 FREQUENCY_LIMITED, 500 SYSTEM_ERROR, 401 SIGN_ERROR, 404
+ * RESOURCE_NOT_EXISTS (refunds).
  */
 public final class WeChatPaySimulator implements AutoCloseable {
 
@@ -181,7 +183,9 @@ public final class WeChatPaySimulator implements AutoCloseable {
     return paid;
   }
 
-  /** The payer is entering the password: queries say USERPAYING and close answers 202 USERPAYING. */
+  /**
+   * The payer is entering the password: queries say USERPAYING and close answers 202 USERPAYING.
+   */
   public void setUserPaying(String outTradeNo) {
     book.markUserPaying(outTradeNo);
   }
@@ -225,10 +229,13 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** A correct notification for the trade's current state, to alter for attack tests. */
   public NotificationBuilder notification(String outTradeNo) {
     String transaction = book.transaction(outTradeNo).toString();
-    return new NotificationBuilder(transaction, platformKeys.getPrivate(), platformPublicKeyId, apiV3Key, clock);
+    return new NotificationBuilder(
+        transaction, platformKeys.getPrivate(), platformPublicKeyId, apiV3Key, clock);
   }
 
-  /** Posts one notification as given, without retries; answers the webhook's status (-1: no answer). */
+  /**
+   * Posts one notification as given, without retries; answers the webhook's status (-1: no answer).
+   */
   public int sendRawNotification(SignedNotification notification) {
     return sender.sendOnce(notification);
   }
@@ -249,7 +256,10 @@ public final class WeChatPaySimulator implements AutoCloseable {
     this.hangTime = hang;
   }
 
-  /** The next {@code times} calls to {@code endpoint} fail with {@code fault}, after the signature check. */
+  /**
+   * The next {@code times} calls to {@code endpoint} fail with {@code fault}, after the signature
+   * check.
+   */
   public void injectFault(Endpoint endpoint, Fault fault, int times) {
     Deque<Fault> queue = faults.get(endpoint);
     synchronized (queue) {

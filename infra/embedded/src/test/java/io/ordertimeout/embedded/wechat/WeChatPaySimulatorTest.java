@@ -40,16 +40,30 @@ class WeChatPaySimulatorTest {
   private String signedAuthorization(String method, String url, String body) {
     String ts = String.valueOf(Instant.now().getEpochSecond());
     String nonce = WeChatCrypto.nonce(32);
-    String signature = WeChatCrypto.sign(wechat.merchantPrivateKey(), method + "\n" + url + "\n" + ts + "\n" + nonce + "\n" + body + "\n");
-    return NotificationBuilder.SIGNATURE_TYPE + " mchid=\"" + wechat.mchid() + "\",nonce_str=\"" + nonce
-        + "\",timestamp=\"" + ts + "\",serial_no=\"" + wechat.merchantSerialNumber() + "\",signature=\"" + signature + "\"";
+    String signature =
+        WeChatCrypto.sign(
+            wechat.merchantPrivateKey(),
+            method + "\n" + url + "\n" + ts + "\n" + nonce + "\n" + body + "\n");
+    return NotificationBuilder.SIGNATURE_TYPE
+        + " mchid=\""
+        + wechat.mchid()
+        + "\",nonce_str=\""
+        + nonce
+        + "\",timestamp=\""
+        + ts
+        + "\",serial_no=\""
+        + wechat.merchantSerialNumber()
+        + "\",signature=\""
+        + signature
+        + "\"";
   }
 
   @Test
   void anUnsignedRequestIsAnsweredWithSignErrorAndCounted() throws Exception {
     int before = wechat.callCount(Endpoint.QUERY);
 
-    HttpResponse<String> response = get("/v3/pay/transactions/out-trade-no/X1?mchid=" + wechat.mchid(), null);
+    HttpResponse<String> response =
+        get("/v3/pay/transactions/out-trade-no/X1?mchid=" + wechat.mchid(), null);
 
     assertThat(response.statusCode()).isEqualTo(401);
     assertThat(response.body()).contains("\"code\":\"SIGN_ERROR\"");
@@ -67,14 +81,23 @@ class WeChatPaySimulatorTest {
     String ts = response.headers().firstValue("wechatpay-timestamp").orElseThrow();
     String nonce = response.headers().firstValue("wechatpay-nonce").orElseThrow();
     String signature = response.headers().firstValue("wechatpay-signature").orElseThrow();
-    assertThat(response.headers().firstValue("wechatpay-serial")).contains(wechat.platformPublicKeyId());
-    assertThat(WeChatCrypto.verify(wechat.platformPublicKey(), ts + "\n" + nonce + "\n" + response.body() + "\n", signature)).isTrue();
-    assertThat(response.headers().map().keySet()).contains("wechatpay-timestamp").doesNotContain("Wechatpay-Timestamp");
+    assertThat(response.headers().firstValue("wechatpay-serial"))
+        .contains(wechat.platformPublicKeyId());
+    assertThat(
+            WeChatCrypto.verify(
+                wechat.platformPublicKey(),
+                ts + "\n" + nonce + "\n" + response.body() + "\n",
+                signature))
+        .isTrue();
+    assertThat(response.headers().map().keySet())
+        .contains("wechatpay-timestamp")
+        .doesNotContain("Wechatpay-Timestamp");
   }
 
   @Test
   void wechatsRetryScheduleSpansTwentyFourHoursAndFourMinutes() {
-    Duration total = NotificationSender.WECHAT_RETRY_SCHEDULE.stream().reduce(Duration.ZERO, Duration::plus);
+    Duration total =
+        NotificationSender.WECHAT_RETRY_SCHEDULE.stream().reduce(Duration.ZERO, Duration::plus);
 
     assertThat(NotificationSender.WECHAT_RETRY_SCHEDULE).hasSize(15);
     assertThat(total).isEqualTo(Duration.ofHours(24).plusMinutes(4));
