@@ -2,6 +2,7 @@ package io.ordertimeout.testing;
 
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.order.OrderItem;
@@ -111,94 +112,14 @@ public final class TestStack implements AutoCloseable {
    */
   public List<String> bulkPlace(
       String idPrefix, int count, Duration expireIn, IntFunction<OrderItem> item) {
-    Map<String, OrderItem> orders = new LinkedHashMap<>();
+    Map<String, BulkSeeder.Line> orders = new LinkedHashMap<>();
     for (int i = 0; i < count; i++) {
-      orders.put(idPrefix + String.format("%08d", i), item.apply(i));
+      OrderItem line = item.apply(i);
+      orders.put(
+          idPrefix + String.format("%08d", i), new BulkSeeder.Line(line.skuId(), line.quantity()));
     }
-    Map<String, Long> deadlines = sql(c -> bulkInsert(c, orders, expireIn));
-    app.timers().scheduleAll(deadlines);
+    app.timers().scheduleAll(BulkSeeder.seedUnpaid(app.dataSource(), orders, expireIn));
     return new ArrayList<>(orders.keySet());
-  }
-
-  private static Map<String, Long> bulkInsert(
-      Connection c, Map<String, OrderItem> orders, Duration expireIn) throws SQLException {
-    c.setAutoCommit(false);
-    long expireMicros = expireIn.toNanos() / 1_000;
-    try (PreparedStatement o =
-            c.prepareStatement(
-                "INSERT INTO orders (order_id, user_id, status, amount_fen,"
-                    + " request_hash, created_at, expire_at) VALUES (?, 'bulk-user', 'UNPAID', 100, REPEAT('0', 64),"
-                    + " NOW(3), TIMESTAMPADD(MICROSECOND, ?, NOW(3)))");
-        PreparedStatement it =
-            c.prepareStatement(
-                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?, ?, ?)");
-        PreparedStatement led =
-            c.prepareStatement(
-                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?, ?, 'RESERVE', ?)");
-        PreparedStatement snap =
-            c.prepareStatement(
-                "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?, '{}', REPEAT('0', 64))")) {
-      Map<String, Long> perSku = new HashMap<>();
-      for (Map.Entry<String, OrderItem> e : orders.entrySet()) {
-        o.setString(1, e.getKey());
-        o.setLong(2, expireMicros);
-        o.addBatch();
-        for (PreparedStatement ps : new PreparedStatement[] {it, led}) {
-          ps.setString(1, e.getKey());
-          ps.setString(2, e.getValue().skuId());
-          ps.setInt(3, e.getValue().quantity());
-          ps.addBatch();
-        }
-        snap.setString(1, e.getKey());
-        snap.addBatch();
-        perSku.merge(e.getValue().skuId(), (long) e.getValue().quantity(), Long::sum);
-      }
-      o.executeBatch();
-      it.executeBatch();
-      led.executeBatch();
-      snap.executeBatch();
-      reserve(c, perSku);
-    }
-    Map<String, Long> deadlines = deadlines(c, orders.keySet());
-    c.commit();
-    return deadlines;
-  }
-
-  private static void reserve(Connection c, Map<String, Long> perSku) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE stock SET available = available - ?,"
-                + " reserved = reserved + ? WHERE sku_id = ? AND available >= ?")) {
-      for (Map.Entry<String, Long> e : perSku.entrySet()) {
-        ps.setLong(1, e.getValue());
-        ps.setLong(2, e.getValue());
-        ps.setString(3, e.getKey());
-        ps.setLong(4, e.getValue());
-        if (ps.executeUpdate() != 1) {
-          throw new IllegalStateException(
-              "not enough stock of " + e.getKey() + " to seed " + e.getValue());
-        }
-      }
-    }
-  }
-
-  private static Map<String, Long> deadlines(Connection c, java.util.Set<String> ids)
-      throws SQLException {
-    Map<String, Long> deadlines = new HashMap<>();
-    String first = ids.iterator().next();
-    String prefix = first.substring(0, first.length() - 8);
-    try (PreparedStatement ps =
-        c.prepareStatement("SELECT order_id, expire_at FROM orders WHERE order_id LIKE ?")) {
-      ps.setString(1, prefix + "%");
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          deadlines.put(
-              rs.getString("order_id"),
-              io.ordertimeout.order.OrderStore.instant(rs, "expire_at").toEpochMilli());
-        }
-      }
-    }
-    return deadlines;
   }
 
   /**
