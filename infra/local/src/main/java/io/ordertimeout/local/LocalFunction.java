@@ -36,7 +36,7 @@ final class LocalFunction {
     } catch (ClassNotFoundException e) {
       log.warn(
           "skipping {}: handler class {} is not on the classpath (is its module built and a"
-              + " dependency of infra/local?); its routes answer 404 and its schedules do not run",
+              + " dependency of infra/local?); its routes answer 501 and its schedules do not run",
           function.logicalId(),
           function.handlerClass());
       return Optional.empty();
