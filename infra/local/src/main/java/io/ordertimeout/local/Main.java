@@ -63,15 +63,17 @@ public final class Main {
   private static int up(Flags flags, PrintStream out) throws InterruptedException {
     LocalStack stack = LocalStack.start(options(flags, 8080), System.getenv());
     CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  out.println("stopping the local stack ...");
-                  stack.close();
-                  stopped.countDown();
-                },
-                "local-stack-shutdown"));
+    // Ctrl-C and kill stop the stack before the JVM's shutdown hooks run: EmbeddedServers' hook
+    // kills Redis and MariaDB, and a sweep still releasing its leases would then wait out Lettuce's
+    // 60 s command timeout per shard. A plain shutdown hook runs concurrently with that one.
+    sun.misc.SignalHandler stop =
+        signal -> {
+          out.println("stopping the local stack (" + signal.getName() + ") ...");
+          stack.close();
+          stopped.countDown();
+        };
+    sun.misc.Signal.handle(new sun.misc.Signal("INT"), stop);
+    sun.misc.Signal.handle(new sun.misc.Signal("TERM"), stop);
     stack.describe(out);
     out.println("ready; Ctrl-C stops");
     stopped.await();
