@@ -1,0 +1,341 @@
+package io.ordertimeout.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ordertimeout.api.Json;
+import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.embedded.wechat.TradeSnapshot;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * The scripted demo: a mall backend and WeChat Pay working the local stack over HTTP. It places N
+ * orders over the demo SKUs (a third of them with a line of the hot SKU), prepays some, has the
+ * simulator pay most prepaid ones (some right at the deadline), cancels some, and lets the rest
+ * time out; then it reads the outcome from the database and checks the invariants.
+ */
+final class DemoScenario {
+
+  /** Flags of {@code ./local demo}. */
+  record Settings(int orders, int timeoutSeconds, long seed) {
+    Settings {
+      if (orders < 1 || orders > 100_000) {
+        throw new IllegalArgumentException("--orders must be 1..100000, was " + orders);
+      }
+      if (timeoutSeconds < 1 || timeoutSeconds > 3_600) {
+        throw new IllegalArgumentException(
+            "--timeout must be 1..3600 seconds, was " + timeoutSeconds);
+      }
+    }
+  }
+
+  /** What the script does with one order after placing it. */
+  enum Plan {
+    /** prepay, then the payer pays within the first half of the timeout */
+    PAY,
+    /** prepay, then the payer pays in the last 300 ms before the deadline */
+    PAY_AT_DEADLINE,
+    /** prepay, then the payer walks away: the close queries WeChat, then closes there and here */
+    PREPAY_ONLY,
+    /** the user cancels within the first half of the timeout */
+    CANCEL,
+    /** never touched again */
+    TIMEOUT
+  }
+
+  record Order(String orderId, int index, Plan plan) {}
+
+  /** What the demo found; {@link #print} ends with the invariants line. */
+  record Report(List<String> lines, Map<String, Long> outcomes, List<String> violations) {
+    boolean ok() {
+      return violations.isEmpty();
+    }
+
+    long outcome(String key) {
+      return outcomes.getOrDefault(key, 0L);
+    }
+
+    void print(PrintStream out) {
+      lines.forEach(out::println);
+      out.println(
+          ok()
+              ? "invariants: OK"
+              : "invariants: FAILED ("
+                  + violations.size()
+                  + " violation(s): "
+                  + String.join("; ", violations.subList(0, Math.min(5, violations.size())))
+                  + ")");
+    }
+  }
+
+  /** 32 requests in flight: a mall backend's connection pool, and the API server's thread count. */
+  private static final int CLIENTS = 32;
+
+  /**
+   * After the last deadline, how long the demo waits for closes: the sweep polls every 50 ms and
+   * the first sweep invocation starts within 250 ms, so 30 s leaves a wide margin for a slow
+   * machine.
+   */
+  private static final Duration GRACE = Duration.ofSeconds(30);
+
+  private final LocalStack stack;
+  private final Settings settings;
+  private final PrintStream out;
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final String tag;
+  private final Map<String, Instant> expireAt = new ConcurrentHashMap<>();
+  private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
+  private final long started = System.nanoTime();
+
+  DemoScenario(LocalStack stack, Settings settings, PrintStream out) {
+    this.stack = stack;
+    this.settings = settings;
+    this.out = out;
+    byte[] random = new byte[3];
+    new Random().nextBytes(random);
+    this.tag = "d" + HexFormat.of().formatHex(random);
+  }
+
+  Report run() {
+    List<Order> orders = plan();
+    out.printf(
+        "demo: %d orders (tag %s), timeout %d s, against %s%n",
+        orders.size(), tag, settings.timeoutSeconds(), stack.apiUrl());
+    parallel(orders, this::place, "placed");
+    List<Order> placed = orders.stream().filter(o -> expireAt.containsKey(o.orderId())).toList();
+    parallel(placed.stream().filter(o -> prepays(o.plan())).toList(), this::prepay, "prepaid");
+    afterwards(placed);
+    Instant lastDeadline = expireAt.values().stream().max(Instant::compareTo).orElse(Instant.now());
+    waitForCloses(lastDeadline.plus(GRACE));
+    return new DemoReport(stack, settings, orders, calls).build();
+  }
+
+  // ---- the script ----
+
+  private List<Order> plan() {
+    Random random = new Random(settings.seed());
+    List<Order> orders = new ArrayList<>();
+    for (int i = 0; i < settings.orders(); i++) {
+      double r = random.nextDouble();
+      Plan plan =
+          r < 0.25
+              ? Plan.PAY
+              : r < 0.30
+                  ? Plan.PAY_AT_DEADLINE
+                  : r < 0.40 ? Plan.PREPAY_ONLY : r < 0.50 ? Plan.CANCEL : Plan.TIMEOUT;
+      orders.add(new Order(tag + "-" + i, i, plan));
+    }
+    return orders;
+  }
+
+  private static boolean prepays(Plan plan) {
+    return plan == Plan.PAY || plan == Plan.PAY_AT_DEADLINE || plan == Plan.PREPAY_ONLY;
+  }
+
+  private void place(Order order) {
+    HttpResponse<String> response = post("/orders", placeBody(order), "place");
+    if (response.statusCode() == 201 || response.statusCode() == 200) {
+      expireAt.put(order.orderId(), Instant.parse(read(response.body()).get("expireAt").asText()));
+    }
+  }
+
+  /** 1-3 lines over the 200 SKUs, a hot-SKU line in a third of the orders, a coupon in some. */
+  private String placeBody(Order order) {
+    Random random = new Random(settings.seed() * 31 + order.index());
+    ObjectNode body =
+        Json.object()
+            .put("orderId", order.orderId())
+            .put("userId", DemoCatalog.user(order.index() % DemoCatalog.USERS))
+            .put("timeoutSeconds", settings.timeoutSeconds());
+    ArrayNode items = body.putArray("items");
+    long amount = 0;
+    if (order.index() % 3 == 0) {
+      items.addObject().put("skuId", DemoCatalog.HOT_SKU).put("quantity", 1);
+      amount += 990;
+    }
+    int first = random.nextInt(DemoCatalog.SKUS);
+    for (int line = 0, lines = 1 + random.nextInt(2); line < lines; line++) {
+      int quantity = 1 + random.nextInt(2);
+      items
+          .addObject()
+          .put("skuId", DemoCatalog.sku((first + line) % DemoCatalog.SKUS))
+          .put("quantity", quantity);
+      amount += 1_000L * quantity;
+    }
+    // each user's one coupon, on the user's first order when the index says so
+    if (order.index() < DemoCatalog.USERS && order.index() % 4 == 0) {
+      body.put("couponId", DemoCatalog.coupon(order.index()));
+    }
+    return Json.write(body.put("amountFen", amount));
+  }
+
+  private void prepay(Order order) {
+    post("/orders/" + order.orderId() + "/prepay", "{}", "prepay");
+  }
+
+  /** Payments and cancellations at their planned moments; returns when all have run. */
+  private void afterwards(List<Order> placed) {
+    ScheduledExecutorService timer = Executors.newScheduledThreadPool(8);
+    Random random = new Random(settings.seed() + 7);
+    long half = settings.timeoutSeconds() * 500L;
+    List<Future<?>> pending = new ArrayList<>();
+    for (Order o : placed) {
+      long untilDeadline = Duration.between(Instant.now(), expireAt.get(o.orderId())).toMillis();
+      long at =
+          switch (o.plan()) {
+            case PAY, CANCEL -> random.nextLong(half + 1);
+            case PAY_AT_DEADLINE -> Math.max(0, untilDeadline - random.nextLong(300));
+            default -> -1;
+          };
+      if (at >= 0) {
+        pending.add(timer.schedule(() -> act(o), at, TimeUnit.MILLISECONDS));
+      }
+    }
+    progressUntil(() -> pending.stream().allMatch(Future::isDone), "payments and cancellations");
+    timer.shutdown();
+  }
+
+  private void act(Order order) {
+    if (order.plan() == Plan.CANCEL) {
+      post("/orders/" + order.orderId() + "/cancel", "{}", "cancel");
+      return;
+    }
+    TradeSnapshot trade = stack.simulator().trade(order.orderId()).orElse(null);
+    if (trade == null) {
+      count("pay: no WeChat trade (not prepaid)");
+      return;
+    }
+    try {
+      stack.simulator().pay(order.orderId());
+      count("pay: WeChat SUCCESS");
+    } catch (IllegalStateException e) {
+      // the trade was closed by the close path, or its time_expire passed: WeChat refuses to pay
+      count("pay: refused by WeChat (" + trade.state() + ", closed or expired)");
+    }
+  }
+
+  private void waitForCloses(Instant until) {
+    progressUntil(
+        () -> {
+          boolean allFinal = statuses().getOrDefault("UNPAID", 0L) == 0;
+          return allFinal || Instant.now().isAfter(until);
+        },
+        "closes");
+  }
+
+  private Map<String, Long> statuses() {
+    return new InvariantChecker(stack.app().dataSource()).summary().ordersByStatus();
+  }
+
+  private void progressUntil(java.util.function.BooleanSupplier done, String phase) {
+    while (!done.getAsBoolean()) {
+      progress(phase);
+      sleep(Duration.ofSeconds(1));
+    }
+    progress(phase + " done");
+  }
+
+  private void progress(String phase) {
+    Map<String, Long> s = statuses();
+    out.printf(
+        "[%6.1fs] %-30s unpaid %6d  paid %6d  closed %6d%n",
+        (System.nanoTime() - started) / 1e9,
+        phase,
+        s.getOrDefault("UNPAID", 0L),
+        s.getOrDefault("PAID", 0L),
+        s.getOrDefault("CLOSED", 0L));
+  }
+
+  // ---- HTTP ----
+
+  private void parallel(List<Order> orders, Consumer<Order> call, String phase) {
+    ExecutorService pool = Executors.newFixedThreadPool(CLIENTS);
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      orders.forEach(o -> futures.add(pool.submit(() -> call.accept(o))));
+      progressUntil(() -> futures.stream().allMatch(Future::isDone), phase);
+      for (Future<?> f : futures) {
+        f.get();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("demo interrupted while " + phase, e);
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw new IllegalStateException("demo step failed while " + phase, e.getCause());
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private HttpResponse<String> post(String path, String body, String what) {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(stack.apiUrl() + path))
+            .timeout(Duration.ofSeconds(30))
+            .header("content-type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    try {
+      HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+      count(what + ": " + response.statusCode() + describe(response));
+      return response;
+    } catch (IOException e) {
+      throw new UncheckedIOException(what + " " + path + " failed", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(what + " " + path + " interrupted", e);
+    }
+  }
+
+  /** The error code of an error answer ("404 ROUTE_NOT_FOUND"), so the report says why. */
+  private static String describe(HttpResponse<String> response) {
+    if (response.statusCode() < 400) {
+      return "";
+    }
+    JsonNode body = read(response.body());
+    String code = body.path("error").path("code").asText(body.path("code").asText(""));
+    return code.isEmpty() ? "" : " " + code;
+  }
+
+  private static JsonNode read(String body) {
+    try {
+      return Json.MAPPER.readTree(body == null || body.isEmpty() ? "{}" : body);
+    } catch (IOException e) {
+      return Json.object().put("raw", body);
+    }
+  }
+
+  private void count(String key) {
+    calls.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+  }
+
+  private static void sleep(Duration d) {
+    try {
+      Thread.sleep(d.toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("demo interrupted", e);
+    }
+  }
+}

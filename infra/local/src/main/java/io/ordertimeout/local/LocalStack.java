@@ -1,0 +1,187 @@
+package io.ordertimeout.local;
+
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.embedded.EmbeddedServers;
+import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The whole system on one machine: Redis and MariaDB from infra/embedded (or the external servers
+ * the OTC_* variables name), the WeChat Pay simulator, one {@link OrderTimeout} shared by every
+ * handler, every HTTP route and every schedule of template.yaml.
+ */
+public final class LocalStack implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(LocalStack.class);
+
+  /**
+   * 16 connections: up to 32 API threads and the schedule loops share one pool here, where each
+   * Lambda environment would have its own 2; transactions last milliseconds, so 16 keep up.
+   */
+  private static final String LOCAL_POOL_SIZE = "16";
+
+  /**
+   * How long Ctrl-C waits for a running invocation: one sweep pass (a 500-order batch is 10-50 ms)
+   * plus releasing its leases fits well inside 10 s.
+   */
+  private static final Duration STOP_WAIT = Duration.ofSeconds(10);
+
+  /** Where to listen and how fast the schedules run. */
+  public record Options(Path template, String host, int port, double scheduleScale) {
+    public Options {
+      if (!(scheduleScale > 0 && scheduleScale <= 1)) {
+        throw new IllegalArgumentException(
+            "--schedule-scale must be in (0, 1], was " + scheduleScale);
+      }
+    }
+  }
+
+  private final AtomicBoolean stopping = new AtomicBoolean();
+  private final EmbeddedServers servers;
+  private final String schema;
+  private final OtcConfig config;
+  private final WeChatPaySimulator simulator;
+  private final OrderTimeout app;
+  private final SamTemplate template;
+  private final List<LocalFunction> functions = new ArrayList<>();
+  private final List<String> skipped = new ArrayList<>();
+  private final ApiGatewayServer api;
+  private final List<ScheduleRunner> schedules;
+
+  private LocalStack(Options options, Map<String, String> environment) {
+    this.template = SamTemplate.read(options.template());
+    this.servers = EmbeddedServers.get();
+    this.schema = servers.createSchema("local");
+    this.config = OtcConfig.fromEnvironment(localEnvironment(environment));
+    this.simulator = WeChatPaySimulator.start();
+    this.app = new OrderTimeout(config);
+    DemoCatalog.seed(app.dataSource());
+    RouteTable routes = loadFunctions();
+    this.api =
+        new ApiGatewayServer(routes, app.metrics(), stopping::get, options.host(), options.port());
+    simulator.setWebhookUrl(URI.create(api.baseUrl() + "/wechatpay/notify"));
+    // WeChat retries over 24h4m; at 1/100 a lost notification is retried within 15 minutes
+    simulator.setRetryScale(0.01);
+    this.schedules = ScheduleRunner.forAll(functions, options.scheduleScale());
+    schedules.forEach(ScheduleRunner::start);
+  }
+
+  /** Starts the servers, the handlers, the HTTP API and the schedules. */
+  public static LocalStack start(Options options, Map<String, String> environment) {
+    return new LocalStack(options, environment);
+  }
+
+  /**
+   * The function configuration: the caller's OTC_* variables, with the database, Redis and key
+   * prefix of this stack, migrations on, and a pool sized for the shared local environment.
+   */
+  private Map<String, String> localEnvironment(Map<String, String> environment) {
+    Map<String, String> env = new LinkedHashMap<>();
+    environment.forEach(
+        (k, v) -> {
+          if (k.startsWith("OTC_")) {
+            env.put(k, v);
+          }
+        });
+    env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
+    env.put("OTC_MYSQL_USER", servers.mysqlUser());
+    env.put("OTC_MYSQL_PASSWORD", servers.mysqlPassword());
+    env.put("OTC_REDIS_URI", servers.redisUri());
+    env.put("OTC_KEY_PREFIX", servers.newKeyPrefix("local"));
+    env.put("OTC_MIGRATE_ON_START", "true");
+    env.putIfAbsent("OTC_DB_POOL_SIZE", LOCAL_POOL_SIZE);
+    return env;
+  }
+
+  private RouteTable loadFunctions() {
+    List<RouteTable.Entry> entries = new ArrayList<>();
+    for (SamTemplate.Function f : template.functions()) {
+      Optional<LocalFunction> loaded = LocalFunction.load(f, app);
+      loaded.ifPresentOrElse(functions::add, () -> skipped.add(f.logicalId()));
+      for (SamTemplate.HttpRoute route : f.routes()) {
+        entries.add(RouteTable.entry(route, loaded.orElse(null)));
+      }
+    }
+    return new RouteTable(entries);
+  }
+
+  public URI apiUrl() {
+    return api.baseUrl();
+  }
+
+  public OrderTimeout app() {
+    return app;
+  }
+
+  public WeChatPaySimulator simulator() {
+    return simulator;
+  }
+
+  public SamTemplate template() {
+    return template;
+  }
+
+  /** Logical ids of the template's functions whose handler class is not on the classpath. */
+  public List<String> skippedFunctions() {
+    return List.copyOf(skipped);
+  }
+
+  /** Where everything listens and what runs. */
+  public void describe(PrintStream out) {
+    out.println("order-timeout local stack");
+    out.println("  HTTP API      " + api.baseUrl());
+    for (SamTemplate.HttpRoute r : template.routes()) {
+      out.printf("    %-28s auth %s%n", r.routeKey(), r.auth());
+    }
+    out.println("  metrics       " + api.baseUrl() + "/metrics (Prometheus text)");
+    out.println("  JDBC URL      " + config.mysqlUrl() + " (user " + config.mysqlUser() + ")");
+    out.println(
+        "  Redis URI     " + servers.redisUri() + " (key prefix " + config.keyPrefix() + ")");
+    out.println(
+        "  WeChat Pay    " + simulator.baseUrl() + " (simulator, mchid " + simulator.mchid() + ")");
+    out.println("  webhook       " + api.baseUrl() + "/wechatpay/notify");
+    for (ScheduleRunner s : schedules) {
+      out.printf(
+          "  schedule      %-24s %s -> every %d ms%n",
+          s.functionName(), s.schedule().expression(), s.interval().toMillis());
+    }
+    for (String name : skipped) {
+      out.println("  not built     " + name + " (its routes answer 501, its schedules do not run)");
+    }
+    out.println(
+        "  seeded        "
+            + DemoCatalog.SKUS
+            + " SKUs ("
+            + DemoCatalog.STOCK_PER_SKU
+            + " each), "
+            + DemoCatalog.HOT_SKU
+            + " ("
+            + DemoCatalog.HOT_SKU_STOCK
+            + "), "
+            + DemoCatalog.USERS
+            + " coupons cpn-user-0000..");
+  }
+
+  @Override
+  public void close() {
+    if (!stopping.compareAndSet(false, true)) {
+      return;
+    }
+    schedules.forEach(s -> s.terminate(STOP_WAIT));
+    api.close();
+    simulator.close();
+    app.close();
+    log.info("local stack stopped (schema {} left on the server until it stops)", schema);
+  }
+}

@@ -1,0 +1,149 @@
+package io.ordertimeout.local;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * {@code ./local <command> [flags]}: {@code up} runs the stack until Ctrl-C, {@code demo} runs the
+ * scripted scenario against it and exits non-zero when an invariant fails. More commands register
+ * in {@link #COMMANDS}.
+ */
+public final class Main {
+
+  /** One subcommand: runs with its flags, returns the process exit code. */
+  @FunctionalInterface
+  interface Command {
+    int run(Flags flags, PrintStream out) throws Exception;
+  }
+
+  static final Map<String, Command> COMMANDS = new LinkedHashMap<>();
+
+  static {
+    COMMANDS.put("up", Main::up);
+    COMMANDS.put("demo", Main::demo);
+  }
+
+  private Main() {}
+
+  public static void main(String[] args) throws Exception {
+    System.exit(run(List.of(args), System.out));
+  }
+
+  static int run(List<String> args, PrintStream out) throws Exception {
+    if (args.isEmpty() || !COMMANDS.containsKey(args.get(0))) {
+      usage(out);
+      return 2;
+    }
+    Flags flags;
+    try {
+      flags = Flags.parse(args.subList(1, args.size()));
+    } catch (IllegalArgumentException e) {
+      out.println(e.getMessage());
+      usage(out);
+      return 2;
+    }
+    return COMMANDS.get(args.get(0)).run(flags, out);
+  }
+
+  private static void usage(PrintStream out) {
+    out.println("usage: ./local <command> [flags]");
+    out.println("  up    [--port 8080] [--host 127.0.0.1] [--schedule-scale 1.0]");
+    out.println("        serve every route and run every schedule of template.yaml until Ctrl-C");
+    out.println("  demo  [--orders 2000] [--timeout 10] [--schedule-scale 1.0] [--seed 42]");
+    out.println("        start the stack, run the scripted scenario over HTTP, print the report");
+    out.println("commands: " + String.join(", ", COMMANDS.keySet()));
+  }
+
+  private static int up(Flags flags, PrintStream out) throws InterruptedException {
+    LocalStack stack = LocalStack.start(options(flags, 8080), System.getenv());
+    CountDownLatch stopped = new CountDownLatch(1);
+    // Ctrl-C and kill stop the stack before the JVM's shutdown hooks run: EmbeddedServers' hook
+    // kills Redis and MariaDB, and a sweep still releasing its leases would then wait out Lettuce's
+    // 60 s command timeout per shard. A plain shutdown hook runs concurrently with that one.
+    sun.misc.SignalHandler stop =
+        signal -> {
+          out.println("stopping the local stack (" + signal.getName() + ") ...");
+          stack.close();
+          stopped.countDown();
+        };
+    sun.misc.Signal.handle(new sun.misc.Signal("INT"), stop);
+    sun.misc.Signal.handle(new sun.misc.Signal("TERM"), stop);
+    stack.describe(out);
+    out.println("ready; Ctrl-C stops");
+    stopped.await();
+    return 0;
+  }
+
+  private static int demo(Flags flags, PrintStream out) {
+    DemoScenario.Settings settings =
+        new DemoScenario.Settings(
+            flags.intValue("orders", 2_000),
+            flags.intValue("timeout", 10),
+            flags.intValue("seed", 42));
+    try (LocalStack stack = LocalStack.start(options(flags, 0), System.getenv())) {
+      stack.describe(out);
+      DemoScenario.Report report = new DemoScenario(stack, settings, out).run();
+      report.print(out);
+      return report.ok() ? 0 : 1;
+    }
+  }
+
+  static LocalStack.Options options(Flags flags, int defaultPort) {
+    return new LocalStack.Options(
+        templatePath(),
+        flags.value("host", "127.0.0.1"),
+        flags.intValue("port", defaultPort),
+        Double.parseDouble(flags.value("schedule-scale", "1.0")));
+  }
+
+  /** template.yaml: -Dotc.template, else the first one found walking up from the working dir. */
+  static Path templatePath() {
+    String configured = System.getProperty("otc.template");
+    if (configured != null) {
+      return Path.of(configured);
+    }
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.isRegularFile(dir.resolve("template.yaml"))) {
+        return dir.resolve("template.yaml");
+      }
+    }
+    throw new IllegalStateException(
+        "template.yaml not found above " + Path.of("").toAbsolutePath() + "; set -Dotc.template");
+  }
+
+  /** {@code --name value} pairs. */
+  record Flags(Map<String, String> values) {
+    static Flags parse(List<String> args) {
+      Map<String, String> values = new LinkedHashMap<>();
+      List<String> rest = new ArrayList<>(args);
+      while (!rest.isEmpty()) {
+        String name = rest.remove(0);
+        if (!name.startsWith("--") || rest.isEmpty()) {
+          throw new IllegalArgumentException("expected --flag value, got '" + name + "'");
+        }
+        values.put(name.substring(2), rest.remove(0));
+      }
+      return new Flags(values);
+    }
+
+    String value(String name, String fallback) {
+      return values.getOrDefault(name, fallback);
+    }
+
+    int intValue(String name, int fallback) {
+      String v = values.get(name);
+      try {
+        return v == null ? fallback : Integer.parseInt(v);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException(
+            "--" + name + " must be a whole number, was '" + v + "'");
+      }
+    }
+  }
+}

@@ -1,0 +1,53 @@
+package io.ordertimeout.local;
+
+import io.ordertimeout.metrics.Metrics;
+import java.util.Locale;
+import java.util.Map;
+import org.HdrHistogram.Histogram;
+
+/**
+ * The shared {@link Metrics} registry in Prometheus text exposition format 0.0.4, under the metric
+ * names that go to CloudWatch prefixed with {@code otc_}: counters as {@code otc_<name>_total},
+ * latency histograms as summaries with quantiles 0.5/0.9/0.99/0.999, {@code _sum}, {@code _count},
+ * and a {@code _max} gauge.
+ */
+final class PrometheusText {
+  private static final double[] QUANTILES = {0.5, 0.9, 0.99, 0.999};
+
+  private PrometheusText() {}
+
+  static String render(Metrics metrics) {
+    StringBuilder out = new StringBuilder();
+    for (Map.Entry<String, Long> c : metrics.counters().entrySet()) {
+      String name = "otc_" + sanitize(c.getKey()) + "_total";
+      out.append("# TYPE ").append(name).append(" counter\n");
+      out.append(name).append(' ').append(c.getValue()).append('\n');
+    }
+    for (Map.Entry<String, Histogram> h : metrics.histograms().entrySet()) {
+      summary(out, "otc_" + sanitize(h.getKey()), h.getValue());
+    }
+    return out.toString();
+  }
+
+  private static void summary(StringBuilder out, String name, Histogram h) {
+    out.append("# TYPE ").append(name).append(" summary\n");
+    for (double q : QUANTILES) {
+      long value = h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(q * 100);
+      out.append(name).append("{quantile=\"").append(q).append("\"} ").append(value).append('\n');
+    }
+    out.append(name).append("_sum ").append(format(h.getMean() * h.getTotalCount())).append('\n');
+    out.append(name).append("_count ").append(h.getTotalCount()).append('\n');
+    out.append("# TYPE ").append(name).append("_max gauge\n");
+    out.append(name).append("_max ").append(h.getTotalCount() == 0 ? 0 : h.getMaxValue());
+    out.append('\n');
+  }
+
+  static String sanitize(String name) {
+    String s = name.replaceAll("[^a-zA-Z0-9_]", "_");
+    return Character.isDigit(s.charAt(0)) ? "_" + s : s;
+  }
+
+  private static String format(double v) {
+    return String.format(Locale.ROOT, "%.1f", v);
+  }
+}
