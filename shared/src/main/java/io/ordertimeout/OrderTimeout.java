@@ -3,18 +3,32 @@ package io.ordertimeout;
 import com.zaxxer.hikari.HikariDataSource;
 import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.close.OrderCloser;
+import io.ordertimeout.close.WeChatCloseStep;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.db.Database;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.order.OrderStore;
 import io.ordertimeout.order.PlaceOrderService;
+import io.ordertimeout.pay.NonceGuard;
+import io.ordertimeout.pay.NotificationService;
+import io.ordertimeout.pay.PaymentService;
+import io.ordertimeout.pay.PrepayService;
+import io.ordertimeout.payment.EnvironmentMerchantDirectory;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.payment.WeChatPayGateway;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.redis.RedisTimeSource;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The wiring of one execution environment: clients built once (Lambda init), use cases sharing
@@ -22,6 +36,19 @@ import io.ordertimeout.sweep.TimeoutSweeper;
  * schema and key prefix.
  */
 public final class OrderTimeout implements AutoCloseable {
+  /**
+   * Concurrent WeChat calls of one environment's close path. At WeChat's typical 100-300 ms per
+   * call, 16 in flight close ~50-150 prepaid orders a second per environment, well under the
+   * merchant API's per-merchant rate limits even with dozens of sweepers.
+   */
+  static final int WECHAT_CONCURRENCY = 16;
+
+  /**
+   * The WeChat step of one close batch waits at most this long: a third of the 30 s claim lease, so
+   * a batch stuck on a slow WeChat still commits what it has well before its claims reappear.
+   */
+  static final Duration WECHAT_STEP_TIMEOUT = Duration.ofSeconds(10);
+
   private final OtcConfig config;
   private final HikariDataSource dataSource;
   private final RedisConnector redis;
@@ -33,16 +60,26 @@ public final class OrderTimeout implements AutoCloseable {
   private final PlaceOrderService placeOrders;
   private final PlaceOrderRequests placeOrderRequests;
   private final OrderCloser closer;
+  private final PaymentGateway gateway;
+  private final ExecutorService wechatCalls;
+  private final PaymentService payments;
+  private final PrepayService prepays;
+  private final NotificationService notifications;
 
   public OrderTimeout(OtcConfig config) {
     this(config, null);
   }
 
+  public OrderTimeout(OtcConfig config, TimeSource timeOverride) {
+    this(config, timeOverride, null);
+  }
+
   /**
    * {@code timeOverride} replaces Redis TIME (tests inject clock skew through it); null for
-   * production.
+   * production. {@code gateway} is WeChat Pay (null: payments off; prepay answers 503 and prepaid
+   * orders are never closed without WeChat's word).
    */
-  public OrderTimeout(OtcConfig config, TimeSource timeOverride) {
+  public OrderTimeout(OtcConfig config, TimeSource timeOverride, PaymentGateway gateway) {
     this.config = config;
     this.dataSource =
         Database.pool(
@@ -69,11 +106,47 @@ public final class OrderTimeout implements AutoCloseable {
         new PlaceOrderRequests(
             (int) config.defaultOrderTimeout().toSeconds(),
             (int) config.maxOrderTimeout().toSeconds());
-    this.closer = new OrderCloser(tx, timers, time, metrics);
+    this.gateway = gateway;
+    this.wechatCalls = Executors.newFixedThreadPool(WECHAT_CONCURRENCY, daemonThreads());
+    this.payments = new PaymentService(tx, timers, metrics, gateway);
+    this.prepays = new PrepayService(tx, gateway, metrics);
+    this.notifications =
+        gateway == null
+            ? null
+            : new NotificationService(
+                gateway, payments, new NonceGuard(redis.sync(), config.keyPrefix()), metrics);
+    this.closer =
+        new OrderCloser(
+            tx,
+            timers,
+            time,
+            metrics,
+            new WeChatCloseStep(gateway, wechatCalls, WECHAT_STEP_TIMEOUT, metrics),
+            payments);
   }
 
   public static OrderTimeout fromEnvironment() {
-    return new OrderTimeout(OtcConfig.fromEnvironment(System.getenv()));
+    Map<String, String> env = System.getenv();
+    return new OrderTimeout(OtcConfig.fromEnvironment(env), null, gatewayFromEnvironment(env));
+  }
+
+  /** WeChat Pay for the default tenant from OTC_WECHAT_*; null when OTC_WECHAT_MCHID is unset. */
+  public static PaymentGateway gatewayFromEnvironment(Map<String, String> env) {
+    return EnvironmentMerchantDirectory.fromEnvironment(env)
+        .map(
+            directory ->
+                new WeChatPayGateway(
+                    directory, Clock.systemUTC(), EnvironmentMerchantDirectory.settings(env)))
+        .orElse(null);
+  }
+
+  private static java.util.concurrent.ThreadFactory daemonThreads() {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, "wechat-close-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
   }
 
   /** A new sweep loop for one invocation (its own lease token). */
@@ -131,8 +204,34 @@ public final class OrderTimeout implements AutoCloseable {
     return closer;
   }
 
+  /** WeChat Pay; null when payments are not configured. */
+  public PaymentGateway gateway() {
+    return gateway;
+  }
+
+  public PaymentService payments() {
+    return payments;
+  }
+
+  public PrepayService prepays() {
+    return prepays;
+  }
+
+  /**
+   * The payment-notify use case.
+   *
+   * @throws IllegalStateException when no payment gateway is configured
+   */
+  public NotificationService notifications() {
+    if (notifications == null) {
+      throw new IllegalStateException("payment notifications need OTC_WECHAT_* configuration");
+    }
+    return notifications;
+  }
+
   @Override
   public void close() {
+    wechatCalls.shutdownNow();
     try {
       redis.close();
     } finally {

@@ -1,5 +1,7 @@
 package io.ordertimeout.close;
 
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -11,22 +13,62 @@ import java.util.Map;
  * @param notDue orders whose deadline (by the database clock) is still ahead, with the ms
  *     remaining; their timers were moved to that moment
  * @param unknown ids with no order in MySQL: their timers were removed
+ * @param paid prepaid orders WeChat reported paid: this call took the paid path for them
+ * @param deferred prepaid orders whose payer was paying at WeChat (USERPAYING): left UNPAID, their
+ *     timers moved a few seconds ahead
+ * @param failed prepaid orders WeChat gave no definite answer for (errors, timeouts): left UNPAID
+ *     with their timers where they were (the claim lease brings them back)
  */
 public record CloseResult(
     List<ClosedOrder> closed,
     List<String> alreadyFinal,
     Map<String, Long> notDue,
-    List<String> unknown) {
+    List<String> unknown,
+    List<String> paid,
+    List<String> deferred,
+    List<String> failed) {
 
   public CloseResult {
     closed = List.copyOf(closed);
     alreadyFinal = List.copyOf(alreadyFinal);
     notDue = Map.copyOf(notDue);
     unknown = List.copyOf(unknown);
+    paid = List.copyOf(paid);
+    deferred = List.copyOf(deferred);
+    failed = List.copyOf(failed);
+  }
+
+  /** A result of the database step alone (no prepaid order was involved). */
+  public CloseResult(
+      List<ClosedOrder> closed,
+      List<String> alreadyFinal,
+      Map<String, Long> notDue,
+      List<String> unknown) {
+    this(closed, alreadyFinal, notDue, unknown, List.of(), List.of(), List.of());
   }
 
   public static CloseResult empty() {
     return new CloseResult(List.of(), List.of(), Map.of(), List.of());
+  }
+
+  /** Both results together: the close of the ordinary orders plus that of the prepaid ones. */
+  CloseResult plus(CloseResult other) {
+    Map<String, Long> due = new HashMap<>(notDue);
+    due.putAll(other.notDue);
+    return new CloseResult(
+        concat(closed, other.closed),
+        concat(alreadyFinal, other.alreadyFinal),
+        due,
+        concat(unknown, other.unknown),
+        concat(paid, other.paid),
+        concat(deferred, other.deferred),
+        concat(failed, other.failed));
+  }
+
+  private static <T> List<T> concat(List<T> a, List<T> b) {
+    List<T> out = new ArrayList<>(a);
+    out.addAll(b);
+    return out;
   }
 
   /** An order closed by this call; lag is closed_at - expire_at by the database clock. */

@@ -1,23 +1,32 @@
 package io.ordertimeout.close;
 
+import io.ordertimeout.close.WeChatCloseStep.Checked;
+import io.ordertimeout.close.WeChatCloseStep.Prepaid;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.order.CloseReason;
 import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.order.OrderStore;
+import io.ordertimeout.pay.PaidTrade;
+import io.ordertimeout.pay.PaymentService;
+import io.ordertimeout.payment.PaymentTransientException;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The close use case (DESIGN.md section 5), shared by the sweep, the stream consumer and
@@ -29,18 +38,47 @@ import java.util.TreeSet;
  * unlocked. Only after the commit are the timers acknowledged. A failure anywhere leaves the orders
  * UNPAID and their timers in place, so the claim lease, the stream or compensation brings them
  * back.
+ *
+ * <p>Orders that were prepaid at WeChat are left out of that transaction: {@link WeChatCloseStep}
+ * asks WeChat about them first (concurrently, bounded), and only those WeChat closed go through a
+ * second transaction of the same kind. Orders never prepaid make no WeChat call at all.
  */
 public final class OrderCloser {
+  private static final Logger log = LoggerFactory.getLogger(OrderCloser.class);
+
+  /**
+   * A payer entering the password at the deadline finishes within seconds or gives up; looking
+   * again after 5 s catches either outcome soon without polling WeChat in a loop.
+   */
+  static final Duration USER_PAYING_RETRY = Duration.ofSeconds(5);
+
   private final Tx tx;
   private final TimerIndex timers;
   private final TimeSource time;
   private final Metrics metrics;
+  private final WeChatCloseStep weChat;
+  private final PaymentService payments;
 
+  /**
+   * A closer without payments: prepaid orders stay UNPAID (FAILED) since WeChat cannot be asked.
+   */
   public OrderCloser(Tx tx, TimerIndex timers, TimeSource time, Metrics metrics) {
+    this(tx, timers, time, metrics, new WeChatCloseStep(null, null, Duration.ZERO, metrics), null);
+  }
+
+  public OrderCloser(
+      Tx tx,
+      TimerIndex timers,
+      TimeSource time,
+      Metrics metrics,
+      WeChatCloseStep weChat,
+      PaymentService payments) {
     this.tx = tx;
     this.timers = timers;
     this.time = time;
     this.metrics = metrics;
+    this.weChat = weChat;
+    this.payments = payments;
   }
 
   /**
@@ -52,12 +90,80 @@ public final class OrderCloser {
     if (ids.isEmpty()) {
       return CloseResult.empty();
     }
+    List<Prepaid> prepaid = new ArrayList<>();
+    CloseResult result = closeBatch(ids, reason, Set.of(), prepaid);
+    return prepaid.isEmpty() ? result : result.plus(closePrepaid(prepaid, reason));
+  }
+
+  /**
+   * One transaction over {@code ids}; prepaid orders not in {@code clearedAtWeChat} are left UNPAID
+   * and reported in {@code prepaidOut}.
+   */
+  private CloseResult closeBatch(
+      List<String> ids, CloseReason reason, Set<String> clearedAtWeChat, List<Prepaid> prepaidOut) {
     CloseResult result =
         tx.inTransaction(
             "close " + ids.size() + " orders (" + reason + ", first " + ids.get(0) + ")",
-            c -> closeInTransaction(c, ids, reason));
+            c -> closeInTransaction(c, ids, reason, clearedAtWeChat, prepaidOut));
     afterCommit(result, reason);
     return result;
+  }
+
+  /** Step 2 for prepaid orders: WeChat's verdicts, then the database close of the closable ones. */
+  private CloseResult closePrepaid(List<Prepaid> prepaid, CloseReason reason) {
+    List<String> closable = new ArrayList<>();
+    List<String> paid = new ArrayList<>();
+    List<String> deferred = new ArrayList<>();
+    List<String> failed = new ArrayList<>();
+    for (Checked checked : weChat.check(prepaid).values()) {
+      switch (checked.verdict()) {
+        case CLOSABLE -> closable.add(checked.orderId());
+        case PAID -> (takePaidPath(checked) ? paid : failed).add(checked.orderId());
+        case DEFER -> deferred.add(checked.orderId());
+        case FAILED -> failed.add(checked.orderId());
+      }
+    }
+    defer(deferred);
+    metrics.count("close_paid_at_wechat", paid.size());
+    metrics.count("close_deferred_user_paying", deferred.size());
+    CloseResult weChatOutcome =
+        new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed);
+    if (closable.isEmpty()) {
+      return weChatOutcome;
+    }
+    return closeBatch(closable, reason, Set.copyOf(closable), new ArrayList<>())
+        .plus(weChatOutcome);
+  }
+
+  private boolean takePaidPath(Checked checked) {
+    try {
+      payments.apply(
+          new PaidTrade(
+              checked.tenantId(),
+              checked.orderId(),
+              checked.trade().transactionId(),
+              checked.trade().amountFen() == null ? -1 : checked.trade().amountFen(),
+              checked.trade().successTime(),
+              PaidTrade.Source.CLOSE));
+      return true;
+    } catch (PaymentTransientException e) {
+      // Recorded as paid-after-close; only its refund waits for a retry.
+      return true;
+    } catch (RuntimeException e) {
+      metrics.count("close_paid_path_failures", 1);
+      log.error("order {} is paid at WeChat but the paid path failed: {}", checked.orderId(), e);
+      return false;
+    }
+  }
+
+  private void defer(List<String> deferred) {
+    if (deferred.isEmpty()) {
+      return;
+    }
+    Map<String, Long> at = new HashMap<>();
+    long retryAt = time.nowMillis() + USER_PAYING_RETRY.toMillis();
+    deferred.forEach(id -> at.put(id, retryAt));
+    timers.scheduleAll(at);
   }
 
   private void afterCommit(CloseResult result, CloseReason reason) {
@@ -84,18 +190,23 @@ public final class OrderCloser {
     }
   }
 
-  private CloseResult closeInTransaction(Connection c, List<String> ids, CloseReason reason)
+  private CloseResult closeInTransaction(
+      Connection c,
+      List<String> ids,
+      CloseReason reason,
+      Set<String> clearedAtWeChat,
+      List<Prepaid> prepaid)
       throws SQLException {
     Map<String, Long> dueIn = new HashMap<>();
     List<String> eligible = new ArrayList<>();
     List<String> alreadyFinal = new ArrayList<>();
-    lockAndClassify(c, ids, reason, eligible, alreadyFinal, dueIn);
-    List<String> unknown =
-        ids.stream()
-            .filter(
-                id ->
-                    !eligible.contains(id) && !alreadyFinal.contains(id) && !dueIn.containsKey(id))
-            .toList();
+    prepaid.clear(); // Tx retries a deadlocked transaction: start each attempt afresh
+    lockAndClassify(c, ids, reason, clearedAtWeChat, eligible, alreadyFinal, dueIn, prepaid);
+    Set<String> seen = new java.util.HashSet<>(eligible);
+    seen.addAll(alreadyFinal);
+    seen.addAll(dueIn.keySet());
+    prepaid.forEach(p -> seen.add(p.orderId()));
+    List<String> unknown = ids.stream().filter(id -> !seen.contains(id)).toList();
     if (eligible.isEmpty()) {
       return new CloseResult(List.of(), alreadyFinal, dueIn, unknown);
     }
@@ -115,13 +226,16 @@ public final class OrderCloser {
       Connection c,
       List<String> ids,
       CloseReason reason,
+      Set<String> clearedAtWeChat,
       List<String> eligible,
       List<String> alreadyFinal,
-      Map<String, Long> dueIn)
+      Map<String, Long> dueIn,
+      List<Prepaid> prepaid)
       throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT order_id, status,"
+            "SELECT order_id, tenant_id, status,"
+                + " (prepay_id IS NOT NULL OR prepaid_at IS NOT NULL) AS prepaid,"
                 + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
                 + " WHERE order_id IN ("
                 + OrderStore.placeholders(ids.size())
@@ -135,6 +249,8 @@ public final class OrderCloser {
             alreadyFinal.add(id);
           } else if (reason.requiresDeadline() && dueInUs > 0) {
             dueIn.put(id, (dueInUs + 999) / 1_000);
+          } else if (rs.getBoolean("prepaid") && !clearedAtWeChat.contains(id)) {
+            prepaid.add(new Prepaid(id, rs.getString("tenant_id")));
           } else {
             eligible.add(id);
           }

@@ -5,15 +5,22 @@ import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.order.PlaceOrderCommand;
 import io.ordertimeout.order.PlaceOrderService.Placed;
+import io.ordertimeout.payment.GatewaySettings;
+import io.ordertimeout.payment.MerchantCredentials;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.payment.StaticMerchantDirectory;
+import io.ordertimeout.payment.WeChatPayGateway;
 import io.ordertimeout.redis.TimeSource;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -52,6 +59,43 @@ public final class TestStack implements AutoCloseable {
   }
 
   /**
+   * A stack whose payment gateway talks to {@code wechat} through the real SDK, as the default
+   * tenant's merchant. {@code readTimeout} bounds each WeChat call (tests of hanging calls keep it
+   * short).
+   */
+  public static TestStack withWeChat(String hint, WeChatPaySimulator wechat, Duration readTimeout) {
+    EmbeddedServers servers = EmbeddedServers.get();
+    String schema = servers.createSchema(hint);
+    OtcConfig config = testConfig(servers, schema, servers.newKeyPrefix(hint));
+    return new TestStack(
+        servers, schema, new OrderTimeout(config, null, gatewayFor(wechat, readTimeout)));
+  }
+
+  public static TestStack withWeChat(String hint, WeChatPaySimulator wechat) {
+    return withWeChat(hint, wechat, Duration.ofSeconds(2));
+  }
+
+  /** A gateway for the "default" tenant with the simulator's merchant account and keys. */
+  public static PaymentGateway gatewayFor(WeChatPaySimulator wechat, Duration readTimeout) {
+    return new WeChatPayGateway(
+        new StaticMerchantDirectory(Map.of("default", credentialsFor(wechat))),
+        Clock.systemUTC(),
+        GatewaySettings.production().withReadTimeout(readTimeout).withBaseUrl(wechat.baseUrl()));
+  }
+
+  public static MerchantCredentials credentialsFor(WeChatPaySimulator wechat) {
+    return new MerchantCredentials(
+        wechat.mchid(),
+        wechat.appid(),
+        wechat.merchantSerialNumber(),
+        wechat.merchantPrivateKeyPem(),
+        wechat.apiV3Key(),
+        wechat.platformPublicKeyId(),
+        wechat.platformPublicKeyPem(),
+        "https://mall.example.com/wechatpay/notify");
+  }
+
+  /**
    * A second wiring over the same schema and keys (another "worker"), whose clock is Redis TIME
    * shifted by {@code skewMillis}. Closing it closes its clients only.
    */
@@ -59,7 +103,8 @@ public final class TestStack implements AutoCloseable {
     OrderTimeout base = other.app;
     TimeSource skewed =
         new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()).skewed(skewMillis);
-    return new TestStack(other.servers, other.schema, new OrderTimeout(base.config(), skewed));
+    return new TestStack(
+        other.servers, other.schema, new OrderTimeout(base.config(), skewed, base.gateway()));
   }
 
   /** Defaults for tests: a bigger pool, 4 shards, quick polls and no invocation margin. */
@@ -178,7 +223,13 @@ public final class TestStack implements AutoCloseable {
     List<String> state = new ArrayList<>();
     for (String table :
         List.of(
-            "orders", "order_items", "stock", "coupons", "stock_movements", "order_snapshots")) {
+            "orders",
+            "order_items",
+            "stock",
+            "coupons",
+            "stock_movements",
+            "order_snapshots",
+            "paid_after_close")) {
       state.add("## " + table);
       state.addAll(dump("SELECT * FROM " + table + " ORDER BY 1, 2"));
     }

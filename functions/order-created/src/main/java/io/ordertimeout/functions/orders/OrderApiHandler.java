@@ -10,9 +10,11 @@ import io.ordertimeout.api.HttpBodies;
 import io.ordertimeout.api.Json;
 import io.ordertimeout.api.OrderViews;
 import io.ordertimeout.api.PlaceOrderRequests;
+import io.ordertimeout.api.PrepayRequests;
 import io.ordertimeout.db.DataAccessException;
 import io.ordertimeout.order.Order;
 import io.ordertimeout.order.PlaceOrderService.Placed;
+import io.ordertimeout.payment.MiniProgramPayment;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,6 +26,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code POST /orders}: place an order (201; 200 for an identical retry; 409 conflict or out
  *       of stock; 400 bad input)
  *   <li>{@code GET /orders/{id}}: the order (200; 404)
+ *   <li>{@code POST /orders/{id}/prepay}: WeChat Pay JSAPI prepay; answers wx.requestPayment's
+ *       arguments (200; 400 bad body; 404; 409 not UNPAID or past its deadline; 502/503 WeChat)
  * </ul>
  */
 public final class OrderApiHandler
@@ -74,7 +78,19 @@ public final class OrderApiHandler
       requireMethod(method, "GET");
       return get(pathId(event, segments[1]));
     }
+    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("prepay")) {
+      requireMethod(method, "POST");
+      return prepay(event, pathId(event, segments[1]));
+    }
     throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method + " " + path(event));
+  }
+
+  private APIGatewayV2HTTPResponse prepay(APIGatewayV2HTTPEvent event, String orderId) {
+    byte[] body = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
+    PrepayRequests.PrepayRequest request = PrepayRequests.parse(body);
+    MiniProgramPayment payment =
+        app.prepays().prepay(orderId, request.openId(), request.description());
+    return respond(200, Json.write(PrepayRequests.view(orderId, payment)));
   }
 
   private APIGatewayV2HTTPResponse place(APIGatewayV2HTTPEvent event) {

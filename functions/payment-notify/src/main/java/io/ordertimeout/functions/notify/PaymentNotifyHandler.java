@@ -1,0 +1,126 @@
+package io.ordertimeout.functions.notify;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.api.ApiError;
+import io.ordertimeout.api.HttpBodies;
+import io.ordertimeout.api.Json;
+import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.pay.NotificationService;
+import io.ordertimeout.pay.PaymentMismatchException;
+import io.ordertimeout.pay.ReplayedNotificationException;
+import io.ordertimeout.payment.EnvironmentMerchantDirectory;
+import io.ordertimeout.payment.InvalidNotificationException;
+import io.ordertimeout.payment.PaymentTransientException;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * payment-notify: WeChat Pay's payment notification webhook, {@code POST /wechatpay/notify} behind
+ * API Gateway's HTTP API (payload 2.0: lower-cased headers, body maybe base64).
+ *
+ * <p>204 only after the payment is committed (or was committed before). Otherwise WeChat must see a
+ * failure and retry: 4xx for requests that must not be trusted or do not fit an order (bad
+ * signature 401, stale 401, malformed 400, replayed nonce 409, unknown order 404, amount mismatch
+ * 400), 5xx when we could not decide (database or Redis down 503, WeChat refund API down 503), all
+ * with {"code":"FAIL","message":...}.
+ *
+ * <p>Tenant: the route is per deployment and carries no tenant, so the handler acts for one tenant,
+ * the default one whose merchant account is configured from OTC_WECHAT_*. (Per-tenant routing would
+ * take the tenant from a path parameter set in each merchant's notify_url.)
+ */
+public final class PaymentNotifyHandler
+    implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+  private static final Logger log = LoggerFactory.getLogger(PaymentNotifyHandler.class);
+
+  private final OrderTimeout app;
+  private final String tenantId;
+
+  /** Lambda's constructor: clients come from the environment once per execution environment. */
+  public PaymentNotifyHandler() {
+    this(Init.APP);
+  }
+
+  /** For tests and the local runner: the collaborators come from the caller. */
+  public PaymentNotifyHandler(OrderTimeout app) {
+    this(app, EnvironmentMerchantDirectory.DEFAULT_TENANT);
+  }
+
+  public PaymentNotifyHandler(OrderTimeout app, String tenantId) {
+    this.app = app;
+    this.tenantId = tenantId;
+  }
+
+  @Override
+  public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
+    String requestId = context == null ? "-" : context.getAwsRequestId();
+    try {
+      String body =
+          new String(
+              HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded()),
+              StandardCharsets.UTF_8);
+      Map<String, String> headers = event.getHeaders() == null ? Map.of() : event.getHeaders();
+      NotificationService.Result result = app.notifications().handle(tenantId, headers, body);
+      log.info("payment notification {} (request {})", result, requestId);
+      return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
+    } catch (RuntimeException e) {
+      return failure(e, requestId);
+    }
+  }
+
+  private static APIGatewayV2HTTPResponse failure(RuntimeException e, String requestId) {
+    int status = statusOf(e);
+    if (status >= 500) {
+      log.error("payment notification failed (request {}); WeChat will retry", requestId, e);
+    } else {
+      log.warn(
+          "payment notification refused with {} (request {}): {}",
+          status,
+          requestId,
+          e.getMessage());
+    }
+    String message = status == 500 ? "internal error; request " + requestId : e.getMessage();
+    return APIGatewayV2HTTPResponse.builder()
+        .withStatusCode(status)
+        .withHeaders(Map.of("content-type", "application/json; charset=utf-8"))
+        .withBody(Json.write(Json.object().put("code", "FAIL").put("message", message)))
+        .build();
+  }
+
+  static int statusOf(RuntimeException e) {
+    if (e instanceof InvalidNotificationException invalid) {
+      return switch (invalid.reason()) {
+        case BAD_SIGNATURE, STALE_TIMESTAMP -> 401;
+        case MERCHANT_MISMATCH -> 403;
+        case MALFORMED, DECRYPTION_FAILED -> 400;
+      };
+    }
+    if (e instanceof PaymentMismatchException mismatch) {
+      return mismatch.kind() == PaymentMismatchException.Kind.UNKNOWN_ORDER ? 404 : 400;
+    }
+    if (e instanceof ReplayedNotificationException) {
+      return 409;
+    }
+    if (e instanceof ApiError api) {
+      return api.status();
+    }
+    if (e instanceof DataAccessException
+        || e instanceof PaymentTransientException
+        || e instanceof io.lettuce.core.RedisException) {
+      return 503;
+    }
+    return 500;
+  }
+
+  /**
+   * Lambda init: one set of clients per execution environment, built when the class is first used.
+   */
+  private static final class Init {
+    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+  }
+}

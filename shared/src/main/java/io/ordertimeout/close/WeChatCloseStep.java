@@ -1,0 +1,146 @@
+package io.ordertimeout.close;
+
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.payment.CloseResult;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.payment.PaymentRejectedException;
+import io.ordertimeout.payment.PaymentTransientException;
+import io.ordertimeout.payment.TradeState;
+import io.ordertimeout.payment.TradeStatus;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Step 2 of the close path (DESIGN.md section 5) for orders that were prepaid: ask WeChat what
+ * happened to the trade, and close it there before the database closes the order.
+ *
+ * <p>Calls run on a bounded pool (its size is the concurrency limit towards WeChat) and the whole
+ * step waits at most {@code stepTimeout}: the SDK's own connect/read timeouts bound each call, and
+ * the step timeout bounds a batch of many slow ones. Whatever has not answered by then is FAILED
+ * and stays UNPAID for a later pass.
+ */
+public final class WeChatCloseStep {
+  private static final Logger log = LoggerFactory.getLogger(WeChatCloseStep.class);
+
+  /** WeChat's "the payer is entering the password" spellings (trade_state and close error code). */
+  private static final Set<String> USER_PAYING = Set.of("USERPAYING", "USER_PAYING");
+
+  private final PaymentGateway gateway;
+  private final ExecutorService calls;
+  private final Duration stepTimeout;
+  private final Metrics metrics;
+
+  /**
+   * @param gateway null when payments are not configured: prepaid orders then stay UNPAID (FAILED)
+   * @param calls its thread count is the limit of concurrent WeChat calls
+   */
+  public WeChatCloseStep(
+      PaymentGateway gateway, ExecutorService calls, Duration stepTimeout, Metrics metrics) {
+    this.gateway = gateway;
+    this.calls = calls;
+    this.stepTimeout = stepTimeout;
+    this.metrics = metrics;
+  }
+
+  /** What WeChat's answers mean for one order. */
+  enum Verdict {
+    /** Not paid and now closed (or never created) at WeChat: the database may close it. */
+    CLOSABLE,
+    /** WeChat says paid: take the paid path. */
+    PAID,
+    /** The payer is paying right now: look again shortly, never close. */
+    DEFER,
+    /** No definite answer: stays UNPAID, retried by a later pass. */
+    FAILED
+  }
+
+  record Checked(String orderId, String tenantId, Verdict verdict, TradeStatus trade) {}
+
+  record Prepaid(String orderId, String tenantId) {}
+
+  /** Checks every order concurrently; answers one verdict per order, in the given order. */
+  Map<String, Checked> check(List<Prepaid> orders) {
+    Map<String, Checked> out = new LinkedHashMap<>();
+    if (gateway == null) {
+      log.error("{} prepaid orders due but no payment gateway is configured", orders.size());
+      orders.forEach(o -> out.put(o.orderId(), failed(o)));
+      return out;
+    }
+    List<Future<Checked>> futures = new ArrayList<>(orders.size());
+    orders.forEach(o -> futures.add(calls.submit(() -> checkOne(o))));
+    long deadline = System.nanoTime() + stepTimeout.toNanos();
+    for (int i = 0; i < orders.size(); i++) {
+      out.put(orders.get(i).orderId(), await(futures.get(i), orders.get(i), deadline));
+    }
+    return out;
+  }
+
+  private Checked await(Future<Checked> future, Prepaid order, long deadlineNanos) {
+    try {
+      return future.get(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (TimeoutException | CancellationException | ExecutionException e) {
+      future.cancel(true);
+      log.warn(
+          "WeChat check of order {} gave no answer in time: {}", order.orderId(), e.toString());
+      return failed(order);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      future.cancel(true);
+      return failed(order);
+    }
+  }
+
+  /** Query first (cheap, tells "paid" apart); close only a trade that is not paid. */
+  private Checked checkOne(Prepaid order) {
+    try {
+      TradeStatus trade = gateway.query(order.tenantId(), order.orderId());
+      if (trade.state().paid()) {
+        return checked(order, Verdict.PAID, trade);
+      }
+      if (trade.state() == TradeState.USERPAYING) {
+        return checked(order, Verdict.DEFER, trade);
+      }
+      return closeAtWeChat(order, trade);
+    } catch (PaymentTransientException e) {
+      if (USER_PAYING.contains(e.code())) {
+        return checked(order, Verdict.DEFER, null);
+      }
+      log.warn("WeChat check of order {} failed transiently: {}", order.orderId(), e.getMessage());
+      return failed(order);
+    } catch (PaymentRejectedException | IllegalArgumentException | IllegalStateException e) {
+      log.error("WeChat check of order {} refused: {}", order.orderId(), e.getMessage());
+      return failed(order);
+    }
+  }
+
+  private Checked closeAtWeChat(Prepaid order, TradeStatus trade) {
+    CloseResult closed = gateway.close(order.tenantId(), order.orderId());
+    if (closed != CloseResult.ALREADY_PAID) {
+      return checked(order, Verdict.CLOSABLE, trade);
+    }
+    // Paid between our query and our close: the re-query carries the transaction id.
+    TradeStatus paid = gateway.query(order.tenantId(), order.orderId());
+    return paid.state().paid() ? checked(order, Verdict.PAID, paid) : failed(order);
+  }
+
+  private Checked checked(Prepaid order, Verdict verdict, TradeStatus trade) {
+    return new Checked(order.orderId(), order.tenantId(), verdict, trade);
+  }
+
+  private Checked failed(Prepaid order) {
+    metrics.count("close_wechat_failures", 1);
+    return new Checked(order.orderId(), order.tenantId(), Verdict.FAILED, null);
+  }
+}

@@ -1,0 +1,157 @@
+package io.ordertimeout.pay;
+
+import io.ordertimeout.api.ApiError;
+import io.ordertimeout.db.Tx;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.order.Order;
+import io.ordertimeout.order.OrderStatus;
+import io.ordertimeout.order.OrderStore;
+import io.ordertimeout.payment.MiniProgramPayment;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.payment.PaymentRejectedException;
+import io.ordertimeout.payment.PaymentTransientException;
+import io.ordertimeout.payment.PrepayCommand;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * JSAPI prepay for an UNPAID order before its deadline.
+ *
+ * <p>Three steps, none holding a row lock across the WeChat call: (1) mark the order prepaid
+ * (prepaid_at) with a conditional UPDATE on UNPAID and {@code expire_at > NOW(3)}; the closer locks
+ * the same row, so either it sees the mark and asks WeChat before closing, or it closed the order
+ * first and this UPDATE refuses. (2) Prepay at WeChat with time_expire = the order's deadline, so
+ * WeChat itself refuses payment once the order is due. (3) Store the prepay_id, again conditional
+ * on UNPAID. A repeated prepay sends the same parameters, WeChat answers the same prepay_id, and
+ * the SDK signs fresh payment parameters for it.
+ */
+public final class PrepayService {
+  private static final Logger log = LoggerFactory.getLogger(PrepayService.class);
+
+  /**
+   * WeChat answers these when the trade cannot be (re)prepaid; the order is not payable as asked.
+   */
+  private static final Set<String> CONFLICT_CODES =
+      Set.of("ORDERPAID", "ORDER_PAID", "ORDER_CLOSED", "ORDERCLOSED", "OUT_TRADE_NO_USED");
+
+  private final Tx tx;
+  private final PaymentGateway gateway;
+  private final Metrics metrics;
+
+  /**
+   * @param gateway null when payments are not configured: every prepay answers 503
+   */
+  public PrepayService(Tx tx, PaymentGateway gateway, Metrics metrics) {
+    this.tx = tx;
+    this.gateway = gateway;
+    this.metrics = metrics;
+  }
+
+  /**
+   * @param description null names the order ("Order <id>")
+   * @throws ApiError 404 unknown order, 409 not UNPAID or past its deadline, 502/503 WeChat
+   */
+  public MiniProgramPayment prepay(String orderId, String openId, String description) {
+    if (gateway == null) {
+      throw new ApiError(503, "PAYMENTS_DISABLED", "WeChat Pay is not configured here");
+    }
+    Order order =
+        tx.inTransaction("mark order " + orderId + " prepaid", c -> markPrepaid(c, orderId));
+    PrepayCommand command =
+        new PrepayCommand(
+            orderId,
+            description == null ? "Order " + orderId : description,
+            order.amountFen(),
+            openId,
+            order.expireAt());
+    MiniProgramPayment payment = callWeChat(order, command);
+    storePrepayId(order, payment.prepayId());
+    metrics.count("orders_prepaid", 1);
+    return payment;
+  }
+
+  private static Order markPrepaid(Connection c, String orderId) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3))"
+                + " WHERE order_id = ? AND status = 'UNPAID' AND expire_at > NOW(3)")) {
+      ps.setString(1, orderId);
+      int updated = ps.executeUpdate();
+      Order order =
+          OrderStore.find(c, orderId)
+              .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
+      if (updated == 1) {
+        return order;
+      }
+      if (order.status() != OrderStatus.UNPAID) {
+        throw ApiError.conflict("ORDER_NOT_UNPAID", "order " + orderId + " is " + order.status());
+      }
+      throw ApiError.conflict(
+          "ORDER_EXPIRED", "order " + orderId + " passed its deadline " + order.expireAt());
+    }
+  }
+
+  private MiniProgramPayment callWeChat(Order order, PrepayCommand command) {
+    try {
+      return gateway.prepay(order.tenantId(), command);
+    } catch (PaymentTransientException e) {
+      metrics.count("prepay_wechat_failures", 1);
+      throw new ApiError(
+          503, "WECHAT_UNAVAILABLE", "WeChat Pay did not answer; retry: " + e.code());
+    } catch (PaymentRejectedException e) {
+      if (CONFLICT_CODES.contains(e.code())) {
+        throw ApiError.conflict(
+            "PREPAY_REFUSED", "WeChat Pay refused order " + order.orderId() + ": " + e.code());
+      }
+      metrics.count("prepay_wechat_rejected", 1);
+      log.error("prepay of order {} rejected by WeChat Pay: {}", order.orderId(), e.getMessage());
+      throw new ApiError(502, "WECHAT_REJECTED", "WeChat Pay rejected the prepay: " + e.code());
+    }
+  }
+
+  private void storePrepayId(Order order, String prepayId) {
+    int updated =
+        tx.inTransaction(
+            "store prepay_id of order " + order.orderId(),
+            c -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "UPDATE orders SET prepay_id = ? WHERE order_id = ? AND status = 'UNPAID'"
+                          + " AND (prepay_id IS NULL OR prepay_id = ?)")) {
+                ps.setString(1, prepayId);
+                ps.setString(2, order.orderId());
+                ps.setString(3, prepayId);
+                return ps.executeUpdate();
+              }
+            });
+    if (updated != 1) {
+      Order now =
+          tx.read("reload order " + order.orderId(), c -> OrderStore.find(c, order.orderId()))
+              .orElseThrow();
+      if (now.status() == OrderStatus.CLOSED) {
+        closeQuietly(order);
+      }
+      throw ApiError.conflict(
+          "ORDER_NOT_UNPAID",
+          "order " + order.orderId() + " became " + now.status() + " meanwhile");
+    }
+  }
+
+  /**
+   * The order closed while WeChat created the trade (a cancel, which needs no deadline): close the
+   * trade too, so the payer cannot pay it. Best effort: if this fails, time_expire still ends it
+   * and a payment meanwhile becomes a paid-after-close refund.
+   */
+  private void closeQuietly(Order order) {
+    try {
+      gateway.close(order.tenantId(), order.orderId());
+    } catch (RuntimeException e) {
+      log.warn(
+          "could not close the WeChat trade of closed order {}: {}", order.orderId(), e.toString());
+    }
+  }
+}
