@@ -97,6 +97,11 @@ class NotificationDeliveryTest {
 
     wechat.pay(outTradeNo);
     awaitAccepted(1);
+    // the webhook answers before the simulator records the delivery: wait for the record too
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (wechat.deliveries().size() < 3 && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
 
     List<Delivery> attempts = wechat.deliveries();
     assertThat(attempts).extracting(Delivery::attempt).containsExactly(1, 2, 3);
