@@ -3,6 +3,7 @@ package io.ordertimeout;
 import com.zaxxer.hikari.HikariDataSource;
 import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.aws.ConfigLoader;
+import io.ordertimeout.aws.SnapStartHooks;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.db.Database;
@@ -74,7 +75,7 @@ public final class OrderTimeout implements AutoCloseable {
   }
 
   public static OrderTimeout fromEnvironment() {
-    return new OrderTimeout(ConfigLoader.fromEnvironment(System.getenv()));
+    return SnapStartHooks.register(new OrderTimeout(ConfigLoader.fromEnvironment(System.getenv())));
   }
 
   /** A new sweep loop for one invocation (its own lease token). */
