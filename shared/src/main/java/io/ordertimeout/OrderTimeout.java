@@ -2,6 +2,9 @@ package io.ordertimeout;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.ordertimeout.api.PlaceOrderRequests;
+import io.ordertimeout.aws.ConfigLoader;
+import io.ordertimeout.aws.SecretsMerchantDirectory;
+import io.ordertimeout.aws.SnapStartHooks;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.close.WeChatCloseStep;
 import io.ordertimeout.config.OtcConfig;
@@ -15,6 +18,7 @@ import io.ordertimeout.pay.NotificationService;
 import io.ordertimeout.pay.PaymentService;
 import io.ordertimeout.pay.PrepayService;
 import io.ordertimeout.payment.EnvironmentMerchantDirectory;
+import io.ordertimeout.payment.MerchantDirectory;
 import io.ordertimeout.payment.PaymentGateway;
 import io.ordertimeout.payment.WeChatPayGateway;
 import io.ordertimeout.redis.RedisConnector;
@@ -26,6 +30,7 @@ import io.ordertimeout.sweep.TimeoutSweeper;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -127,16 +132,24 @@ public final class OrderTimeout implements AutoCloseable {
 
   public static OrderTimeout fromEnvironment() {
     Map<String, String> env = System.getenv();
-    return new OrderTimeout(OtcConfig.fromEnvironment(env), null, gatewayFromEnvironment(env));
+    return SnapStartHooks.register(
+        new OrderTimeout(ConfigLoader.fromEnvironment(env), null, gatewayFromEnvironment(env)));
   }
 
-  /** WeChat Pay for the default tenant from OTC_WECHAT_*; null when OTC_WECHAT_MCHID is unset. */
+  /**
+   * WeChat Pay from the merchant secret named by OTC_WECHAT_SECRET_ARN (AWS), else from
+   * OTC_WECHAT_* (local runs); null when neither is configured, and then prepay answers 503.
+   */
   public static PaymentGateway gatewayFromEnvironment(Map<String, String> env) {
-    return EnvironmentMerchantDirectory.fromEnvironment(env)
+    Optional<MerchantDirectory> directory =
+        env.get(ConfigLoader.WECHAT_SECRET_ARN) != null
+            ? Optional.of(SecretsMerchantDirectory.fromEnvironment(env))
+            : EnvironmentMerchantDirectory.fromEnvironment(env);
+    return directory
         .map(
-            directory ->
+            d ->
                 new WeChatPayGateway(
-                    directory, Clock.systemUTC(), EnvironmentMerchantDirectory.settings(env)))
+                    d, Clock.systemUTC(), EnvironmentMerchantDirectory.settings(env)))
         .orElse(null);
   }
 

@@ -21,6 +21,7 @@ public final class Metrics {
   private final Map<String, LongAdder> counters = new ConcurrentHashMap<>();
   private final Map<String, Recorder> recorders = new ConcurrentHashMap<>();
   private final Map<String, Histogram> totals = new ConcurrentHashMap<>();
+  private final Map<String, Long> gauges = new ConcurrentHashMap<>();
 
   public void count(String name, long delta) {
     counters.computeIfAbsent(name, k -> new LongAdder()).add(delta);
@@ -58,5 +59,15 @@ public final class Metrics {
                 .computeIfAbsent(name, k -> new Histogram(MAX_MILLIS, 3))
                 .add(recorder.getIntervalHistogram()));
     return new TreeMap<>(totals);
+  }
+
+  /** Sets a gauge (a level such as the timer backlog): the last value set is the one published. */
+  public void gauge(String name, long value) {
+    gauges.put(name, value);
+  }
+
+  /** All gauges with their last value, sorted by name. */
+  public Map<String, Long> gauges() {
+    return new TreeMap<>(gauges);
   }
 }

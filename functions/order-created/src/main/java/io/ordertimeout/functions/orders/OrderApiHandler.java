@@ -11,6 +11,7 @@ import io.ordertimeout.api.Json;
 import io.ordertimeout.api.OrderViews;
 import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.api.PrepayRequests;
+import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.db.DataAccessException;
 import io.ordertimeout.order.Order;
 import io.ordertimeout.order.PlaceOrderService.Placed;
@@ -48,6 +49,10 @@ public final class OrderApiHandler
 
   @Override
   public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
+    return Invocation.run(context, app.metrics(), () -> handle(event, context));
+  }
+
+  private APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     try {
       return route(event);
     } catch (ApiError e) {
@@ -110,7 +115,9 @@ public final class OrderApiHandler
   private static String pathId(APIGatewayV2HTTPEvent event, String fromPath) {
     Map<String, String> params = event.getPathParameters();
     String id = params != null && params.get("id") != null ? params.get("id") : fromPath;
-    return PlaceOrderRequests.orderIdFromPath(id);
+    String orderId = PlaceOrderRequests.orderIdFromPath(id);
+    Invocation.orderId(orderId);
+    return orderId;
   }
 
   private static void requireMethod(String actual, String expected) {

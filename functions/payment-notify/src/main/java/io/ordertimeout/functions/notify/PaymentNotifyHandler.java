@@ -8,6 +8,7 @@ import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.api.ApiError;
 import io.ordertimeout.api.HttpBodies;
 import io.ordertimeout.api.Json;
+import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.db.DataAccessException;
 import io.ordertimeout.pay.NotificationService;
 import io.ordertimeout.pay.PaymentMismatchException;
@@ -58,6 +59,10 @@ public final class PaymentNotifyHandler
 
   @Override
   public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
+    return Invocation.run(context, app.metrics(), () -> handle(event, context));
+  }
+
+  private APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     String requestId = context == null ? "-" : context.getAwsRequestId();
     try {
       String body =

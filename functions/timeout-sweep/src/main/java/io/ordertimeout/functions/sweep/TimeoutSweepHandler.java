@@ -4,6 +4,8 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.api.Json;
+import io.ordertimeout.aws.Invocation;
+import io.ordertimeout.metrics.TimerBacklog;
 import io.ordertimeout.sweep.SweepStats;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -28,7 +30,13 @@ public final class TimeoutSweepHandler implements RequestHandler<Map<String, Obj
 
   @Override
   public String handleRequest(Map<String, Object> event, Context context) {
+    return Invocation.run(context, app.metrics(), () -> sweep(context));
+  }
+
+  private String sweep(Context context) {
     SweepStats stats = app.newSweeper().run(context::getRemainingTimeInMillis);
+    // the backlog alarm reads this gauge every minute: its silence means no sweep ran
+    TimerBacklog.record(app.metrics(), app.redis().sync(), app.timers(), app.time().nowMillis());
     String summary = Json.write(Json.MAPPER.valueToTree(stats));
     log.info("sweep finished (request {}): {}", context.getAwsRequestId(), summary);
     return summary;

@@ -1,0 +1,81 @@
+package io.ordertimeout.aws;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import io.ordertimeout.metrics.Metrics;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import org.slf4j.MDC;
+
+/**
+ * The frame around one handler invocation: the request id (and later the order id) in the logging
+ * MDC, so every JSON log line carries them, and the metrics flushed as EMF when the invocation
+ * ends, whether it returned or threw.
+ *
+ * <pre>{@code
+ * return Invocation.run(context, app.metrics(), () -> route(event));
+ * }</pre>
+ */
+public final class Invocation {
+  public static final String REQUEST_ID = "requestId";
+  public static final String ORDER_ID = "orderId";
+  public static final String FUNCTION = "function";
+
+  /**
+   * EMF goes to stdout on Lambda only; elsewhere (tests, the local runner) nothing is written and
+   * the registry stays readable in memory.
+   */
+  private static final Consumer<String> SINK =
+      System.getenv("AWS_LAMBDA_FUNCTION_NAME") != null ? System.out::println : null;
+
+  /** One publisher per registry (per execution environment), weakly held: tests make many. */
+  private static final Map<Metrics, EmfPublisher> PUBLISHERS =
+      Collections.synchronizedMap(new WeakHashMap<>());
+
+  private Invocation() {}
+
+  /** Runs {@code body} framed by the MDC and, on Lambda, an EMF flush of {@code metrics}. */
+  public static <T> T run(Context context, Metrics metrics, Supplier<T> body) {
+    EmfPublisher publisher =
+        SINK == null
+            ? null
+            : PUBLISHERS.computeIfAbsent(
+                metrics, m -> new EmfPublisher(m, SINK, System::currentTimeMillis));
+    return run(context, publisher, body);
+  }
+
+  /** As {@link #run(Context, Metrics, Supplier)} with an explicit publisher (null: none). */
+  public static <T> T run(Context context, EmfPublisher publisher, Supplier<T> body) {
+    String function = functionName(context);
+    MDC.put(REQUEST_ID, context == null ? "-" : context.getAwsRequestId());
+    MDC.put(FUNCTION, function);
+    try {
+      return body.get();
+    } finally {
+      try {
+        if (publisher != null) {
+          publisher.flush(function);
+        }
+      } finally {
+        MDC.remove(REQUEST_ID);
+        MDC.remove(ORDER_ID);
+        MDC.remove(FUNCTION);
+      }
+    }
+  }
+
+  /** Tags the rest of this invocation's log lines with an order id. */
+  public static void orderId(String orderId) {
+    MDC.put(ORDER_ID, orderId);
+  }
+
+  private static String functionName(Context context) {
+    String name = context == null ? null : context.getFunctionName();
+    if (name == null) {
+      name = System.getenv("AWS_LAMBDA_FUNCTION_NAME");
+    }
+    return name == null ? "local" : name;
+  }
+}
