@@ -7,6 +7,7 @@ import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.db.Database;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.order.CancelOrderService;
 import io.ordertimeout.order.OrderStore;
 import io.ordertimeout.order.PlaceOrderService;
 import io.ordertimeout.redis.RedisConnector;
@@ -14,7 +15,13 @@ import io.ordertimeout.redis.RedisTimeSource;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.ConsumerNames;
+import io.ordertimeout.stream.DeadLetters;
+import io.ordertimeout.stream.EventStream;
+import io.ordertimeout.stream.OrderEvents;
+import io.ordertimeout.stream.StreamConsumer;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import java.time.Duration;
 
 /**
  * The wiring of one execution environment: clients built once (Lambda init), use cases sharing
@@ -22,6 +29,12 @@ import io.ordertimeout.sweep.TimeoutSweeper;
  * schema and key prefix.
  */
 public final class OrderTimeout implements AutoCloseable {
+  /**
+   * A consumer renews its name every second; 30 s lets a stalled one (a GC pause, a slow batch)
+   * keep it, and frees the name of a killed one half a minute later.
+   */
+  static final Duration CONSUMER_NAME_LEASE = Duration.ofSeconds(30);
+
   private final OtcConfig config;
   private final HikariDataSource dataSource;
   private final RedisConnector redis;
@@ -33,6 +46,10 @@ public final class OrderTimeout implements AutoCloseable {
   private final PlaceOrderService placeOrders;
   private final PlaceOrderRequests placeOrderRequests;
   private final OrderCloser closer;
+  private final EventStream stream;
+  private final OrderEvents events;
+  private final CancelOrderService cancels;
+  private final DeadLetters deadLetters;
 
   public OrderTimeout(OtcConfig config) {
     this(config, null);
@@ -64,12 +81,16 @@ public final class OrderTimeout implements AutoCloseable {
     this.timers = new TimerIndex(redis.sync(), config.keyPrefix(), config.timerShards());
     this.time = timeOverride != null ? timeOverride : new RedisTimeSource(redis.sync());
     this.orders = new OrderStore(tx);
-    this.placeOrders = new PlaceOrderService(tx, timers, metrics);
+    this.stream = new EventStream(redis.sync(), config.keyPrefix(), config.stream().maxLen());
+    this.events = new OrderEvents(stream, metrics);
+    this.deadLetters = new DeadLetters(tx, redis.sync(), stream);
+    this.cancels = new CancelOrderService(orders, events);
+    this.placeOrders = new PlaceOrderService(tx, timers, metrics, events);
     this.placeOrderRequests =
         new PlaceOrderRequests(
             (int) config.defaultOrderTimeout().toSeconds(),
             (int) config.maxOrderTimeout().toSeconds());
-    this.closer = new OrderCloser(tx, timers, time, metrics);
+    this.closer = new OrderCloser(tx, timers, time, metrics, events);
   }
 
   public static OrderTimeout fromEnvironment() {
@@ -82,6 +103,7 @@ public final class OrderTimeout implements AutoCloseable {
         timers,
         new ShardLeases(redis.sync()),
         closer,
+        events,
         time,
         metrics,
         new TimeoutSweeper.Settings(
@@ -89,6 +111,26 @@ public final class OrderTimeout implements AutoCloseable {
             config.claimLease(),
             config.sweepPoll(),
             config.invocationMargin()));
+  }
+
+  /**
+   * A new stream consumer for one invocation, with its own Redis connection for blocking reads
+   * (closed by the consumer's close()).
+   */
+  public StreamConsumer newStreamConsumer() {
+    return new StreamConsumer(
+        stream,
+        redis.sync(),
+        redis.openDedicated(),
+        new ConsumerNames(
+            new ShardLeases(redis.sync()),
+            stream,
+            config.stream().consumerSlots(),
+            CONSUMER_NAME_LEASE.toMillis()),
+        deadLetters,
+        closer,
+        metrics,
+        new StreamConsumer.Settings(config.stream(), config.invocationMargin()));
   }
 
   public OtcConfig config() {
@@ -129,6 +171,22 @@ public final class OrderTimeout implements AutoCloseable {
 
   public OrderCloser closer() {
     return closer;
+  }
+
+  public EventStream stream() {
+    return stream;
+  }
+
+  public OrderEvents events() {
+    return events;
+  }
+
+  public CancelOrderService cancels() {
+    return cancels;
+  }
+
+  public DeadLetters deadLetters() {
+    return deadLetters;
   }
 
   @Override

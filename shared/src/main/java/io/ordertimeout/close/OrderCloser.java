@@ -7,6 +7,7 @@ import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.order.OrderStore;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.OrderEvents;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,12 +36,15 @@ public final class OrderCloser {
   private final TimerIndex timers;
   private final TimeSource time;
   private final Metrics metrics;
+  private final OrderEvents events;
 
-  public OrderCloser(Tx tx, TimerIndex timers, TimeSource time, Metrics metrics) {
+  public OrderCloser(
+      Tx tx, TimerIndex timers, TimeSource time, Metrics metrics, OrderEvents events) {
     this.tx = tx;
     this.timers = timers;
     this.time = time;
     this.metrics = metrics;
+    this.events = events;
   }
 
   /**
@@ -82,6 +86,8 @@ public final class OrderCloser {
     if (reason == CloseReason.TIMEOUT) {
       result.closed().forEach(closed -> metrics.recordMillis("close_lag_ms", closed.lagMillis()));
     }
+    // After the commit and never throwing: a lost `closed` event loses no state.
+    events.closed(result.closed(), reason);
   }
 
   private CloseResult closeInTransaction(Connection c, List<String> ids, CloseReason reason)

@@ -11,6 +11,7 @@ import io.ordertimeout.api.Json;
 import io.ordertimeout.api.OrderViews;
 import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.order.CancelOrderService;
 import io.ordertimeout.order.Order;
 import io.ordertimeout.order.PlaceOrderService.Placed;
 import java.util.Map;
@@ -24,6 +25,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code POST /orders}: place an order (201; 200 for an identical retry; 409 conflict or out
  *       of stock; 400 bad input)
  *   <li>{@code GET /orders/{id}}: the order (200; 404)
+ *   <li>{@code POST /orders/{id}/cancel}: request a cancellation (202 and a cancel_requested event
+ *       for an UNPAID order; 200 if already CLOSED; 409 if PAID; 404)
  * </ul>
  */
 public final class OrderApiHandler
@@ -74,7 +77,20 @@ public final class OrderApiHandler
       requireMethod(method, "GET");
       return get(pathId(event, segments[1]));
     }
+    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("cancel")) {
+      requireMethod(method, "POST");
+      return cancel(pathId(event, segments[1]));
+    }
     throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method + " " + path(event));
+  }
+
+  private APIGatewayV2HTTPResponse cancel(String orderId) {
+    CancelOrderService.Outcome outcome = app.cancels().request(orderId);
+    var view = OrderViews.of(outcome.order());
+    if (outcome.accepted()) {
+      view.put("cancel", "REQUESTED");
+    }
+    return respond(outcome.accepted() ? 202 : 200, Json.write(view));
   }
 
   private APIGatewayV2HTTPResponse place(APIGatewayV2HTTPEvent event) {
