@@ -269,9 +269,9 @@ public final class StreamConsumer implements AutoCloseable {
       Map<String, Long> deliveries) {
     counters.failed++;
     metrics.count("stream_delivery_failures", 1);
-    String line = "delivery as " + name + ": " + error;
-    List<String> history = deadLetters.recordError(entry.getId(), line);
     long delivered = deliveries.getOrDefault(entry.getId(), 1L);
+    String line = "delivery " + delivered + " to " + name + ": " + error;
+    List<String> history = deadLetters.recordError(entry.getId(), line);
     if (delivered >= settings.stream().maxDeliveries()) {
       storeDeadLetter(entry, event, delivered, history);
     } else {
