@@ -173,6 +173,36 @@ class StreamConsumerTest {
   }
 
   @Test
+  void aBatchTheSweepFailsToCloseIsHandedToTheStreamAndClosedOrDeadLetteredThere() {
+    stack = quickRetries("sweep-hand-off");
+    stack.seedSku("sku-1", 10);
+    stack.place("due-0000001", "u1", 1, null, new OrderItem("sku-1", 1));
+    stack.update(
+        "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
+            + " expire_at) VALUES ('bad-0000002', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
+            + " NOW(3))");
+    stack.update(
+        "INSERT INTO order_items (order_id, sku_id, quantity) VALUES ('bad-0000002', 'ghost', 1)");
+    stack.app().timers().schedule("bad-0000002", stack.app().time().nowMillis());
+    sleep(1_100);
+
+    long until = System.currentTimeMillis() + 1_000;
+    var swept = stack.app().newSweeper().run(() -> until - System.currentTimeMillis());
+
+    assertThat(swept.handedOff()).isGreaterThanOrEqualTo(1);
+    assertThat(stack.app().timers().deadlineOf("bad-0000002")).isPresent();
+    ConsumerStats stats =
+        consumeUntil(stack, () -> stack.count("SELECT COUNT(*) FROM dead_letters") > 0);
+    assertThat(status("due-0000001")).isEqualTo("CLOSED|TIMEOUT|");
+    assertThat(stats.deadLettered()).isEqualTo(1);
+    assertThat(stack.dump("SELECT event_type, order_id FROM dead_letters"))
+        .containsExactly("close_due|bad-0000002|");
+    stack.update("DELETE FROM order_items WHERE order_id = 'bad-0000002'");
+    stack.update("DELETE FROM orders WHERE order_id = 'bad-0000002'");
+    stack.assertInvariants();
+  }
+
+  @Test
   void theGroupIsCreatedOnAFreshRedisAndRecreatedAfterTheStreamWasLost() {
     stack = quickRetries("lost-stream");
     stack.seedSku("sku-1", 10);
