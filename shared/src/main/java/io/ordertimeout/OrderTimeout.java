@@ -11,6 +11,7 @@ import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.db.Database;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.order.CancelOrderService;
 import io.ordertimeout.order.OrderStore;
 import io.ordertimeout.order.PlaceOrderService;
 import io.ordertimeout.pay.NonceGuard;
@@ -26,6 +27,11 @@ import io.ordertimeout.redis.RedisTimeSource;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.ConsumerNames;
+import io.ordertimeout.stream.DeadLetters;
+import io.ordertimeout.stream.EventStream;
+import io.ordertimeout.stream.OrderEvents;
+import io.ordertimeout.stream.StreamConsumer;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import java.time.Clock;
 import java.time.Duration;
@@ -54,6 +60,12 @@ public final class OrderTimeout implements AutoCloseable {
    */
   static final Duration WECHAT_STEP_TIMEOUT = Duration.ofSeconds(10);
 
+  /**
+   * A consumer renews its name every second; 30 s lets a stalled one (a GC pause, a slow batch)
+   * keep it, and frees the name of a killed one half a minute later.
+   */
+  static final Duration CONSUMER_NAME_LEASE = Duration.ofSeconds(30);
+
   private final OtcConfig config;
   private final HikariDataSource dataSource;
   private final RedisConnector redis;
@@ -70,6 +82,10 @@ public final class OrderTimeout implements AutoCloseable {
   private final PaymentService payments;
   private final PrepayService prepays;
   private final NotificationService notifications;
+  private final EventStream stream;
+  private final OrderEvents events;
+  private final CancelOrderService cancels;
+  private final DeadLetters deadLetters;
 
   public OrderTimeout(OtcConfig config) {
     this(config, null);
@@ -106,14 +122,18 @@ public final class OrderTimeout implements AutoCloseable {
     this.timers = new TimerIndex(redis.sync(), config.keyPrefix(), config.timerShards());
     this.time = timeOverride != null ? timeOverride : new RedisTimeSource(redis.sync());
     this.orders = new OrderStore(tx);
-    this.placeOrders = new PlaceOrderService(tx, timers, metrics);
+    this.stream = new EventStream(redis.sync(), config.keyPrefix(), config.stream().maxLen());
+    this.events = new OrderEvents(stream, metrics);
+    this.deadLetters = new DeadLetters(tx, redis.sync(), stream);
+    this.cancels = new CancelOrderService(orders, events);
+    this.placeOrders = new PlaceOrderService(tx, timers, metrics, events);
     this.placeOrderRequests =
         new PlaceOrderRequests(
             (int) config.defaultOrderTimeout().toSeconds(),
             (int) config.maxOrderTimeout().toSeconds());
     this.gateway = gateway;
     this.wechatCalls = Executors.newFixedThreadPool(WECHAT_CONCURRENCY, daemonThreads());
-    this.payments = new PaymentService(tx, timers, metrics, gateway);
+    this.payments = new PaymentService(tx, timers, metrics, gateway, events);
     this.prepays = new PrepayService(tx, gateway, metrics);
     this.notifications =
         gateway == null
@@ -127,7 +147,8 @@ public final class OrderTimeout implements AutoCloseable {
             time,
             metrics,
             new WeChatCloseStep(gateway, wechatCalls, WECHAT_STEP_TIMEOUT, metrics),
-            payments);
+            payments,
+            events);
   }
 
   public static OrderTimeout fromEnvironment() {
@@ -168,6 +189,7 @@ public final class OrderTimeout implements AutoCloseable {
         timers,
         new ShardLeases(redis.sync()),
         closer,
+        events,
         time,
         metrics,
         new TimeoutSweeper.Settings(
@@ -175,6 +197,26 @@ public final class OrderTimeout implements AutoCloseable {
             config.claimLease(),
             config.sweepPoll(),
             config.invocationMargin()));
+  }
+
+  /**
+   * A new stream consumer for one invocation, with its own Redis connection for blocking reads
+   * (closed by the consumer's close()).
+   */
+  public StreamConsumer newStreamConsumer() {
+    return new StreamConsumer(
+        stream,
+        redis.sync(),
+        redis.openDedicated(),
+        new ConsumerNames(
+            new ShardLeases(redis.sync()),
+            stream,
+            config.stream().consumerSlots(),
+            CONSUMER_NAME_LEASE.toMillis()),
+        deadLetters,
+        closer,
+        metrics,
+        new StreamConsumer.Settings(config.stream(), config.invocationMargin()));
   }
 
   public OtcConfig config() {
@@ -240,6 +282,22 @@ public final class OrderTimeout implements AutoCloseable {
       throw new IllegalStateException("payment notifications need OTC_WECHAT_* configuration");
     }
     return notifications;
+  }
+
+  public EventStream stream() {
+    return stream;
+  }
+
+  public OrderEvents events() {
+    return events;
+  }
+
+  public CancelOrderService cancels() {
+    return cancels;
+  }
+
+  public DeadLetters deadLetters() {
+    return deadLetters;
   }
 
   @Override

@@ -12,6 +12,7 @@ import io.ordertimeout.pay.PaymentService;
 import io.ordertimeout.payment.PaymentTransientException;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.OrderEvents;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -58,13 +59,7 @@ public final class OrderCloser {
   private final Metrics metrics;
   private final WeChatCloseStep weChat;
   private final PaymentService payments;
-
-  /**
-   * A closer without payments: prepaid orders stay UNPAID (FAILED) since WeChat cannot be asked.
-   */
-  public OrderCloser(Tx tx, TimerIndex timers, TimeSource time, Metrics metrics) {
-    this(tx, timers, time, metrics, new WeChatCloseStep(null, null, Duration.ZERO, metrics), null);
-  }
+  private final OrderEvents events;
 
   public OrderCloser(
       Tx tx,
@@ -72,13 +67,15 @@ public final class OrderCloser {
       TimeSource time,
       Metrics metrics,
       WeChatCloseStep weChat,
-      PaymentService payments) {
+      PaymentService payments,
+      OrderEvents events) {
     this.tx = tx;
     this.timers = timers;
     this.time = time;
     this.metrics = metrics;
     this.weChat = weChat;
     this.payments = payments;
+    this.events = events;
   }
 
   /**
@@ -188,6 +185,8 @@ public final class OrderCloser {
     if (reason == CloseReason.TIMEOUT) {
       result.closed().forEach(closed -> metrics.recordMillis("close_lag_ms", closed.lagMillis()));
     }
+    // After the commit and never throwing: a lost `closed` event loses no state.
+    events.closed(result.closed(), reason);
   }
 
   private CloseResult closeInTransaction(

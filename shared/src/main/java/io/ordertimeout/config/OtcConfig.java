@@ -1,5 +1,6 @@
 package io.ordertimeout.config;
 
+import io.ordertimeout.stream.StreamSettings;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -27,9 +28,11 @@ public record OtcConfig(
     Duration claimLease,
     Duration sweepPoll,
     Duration invocationMargin,
-    boolean migrateOnStart) {
+    boolean migrateOnStart,
+    StreamSettings stream) {
 
   public OtcConfig {
+    Objects.requireNonNull(stream, "stream settings");
     Objects.requireNonNull(mysqlUrl, "OTC_MYSQL_URL");
     Objects.requireNonNull(redisUri, "OTC_REDIS_URI");
     require(
@@ -95,7 +98,48 @@ public record OtcConfig(
         // Stop looping this long before Lambda's deadline: one batch plus releasing leases fits in
         // it.
         Duration.ofMillis(e.intValue("OTC_INVOCATION_MARGIN_MS", 5_000)),
-        Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")));
+        Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")),
+        streamSettings(e));
+  }
+
+  private static StreamSettings streamSettings(Env e) {
+    return new StreamSettings(
+        // ~170 bytes an entry: 500k entries are ~85 MB of Redis, and at 1,500 events/s (500
+        // closes/s, three events an order) ~5 minutes of history, more than any pending backlog
+        // a consumer fleet running every minute leaves behind.
+        e.intValue("OTC_STREAM_MAXLEN", 500_000),
+        // 100 entries make one close batch (one transaction of ~100 orders, 10-20 ms).
+        e.intValue("OTC_STREAM_BATCH", 100),
+        // 1 s: long enough that an idle consumer costs one command a second, short enough that
+        // the loop sees the invocation's deadline and terminate() within a second.
+        Duration.ofMillis(e.intValue("OTC_STREAM_BLOCK_MS", 1_000)),
+        // Like the claim lease: far above one batch's worst case (WeChat timeouts 3 s x retries),
+        // short enough that a killed consumer's entries are closed ~30 s later.
+        Duration.ofMillis(e.intValue("OTC_STREAM_VISIBILITY_MS", 30_000)),
+        // 5 deliveries ride out a DB failover (~30-60 s) at a 30 s visibility timeout.
+        e.intValue("OTC_STREAM_MAX_DELIVERIES", 5),
+        // 32 consumer names: more concurrent consumers than that only contend on the same rows.
+        e.intValue("OTC_STREAM_CONSUMER_SLOTS", 32));
+  }
+
+  public OtcConfig withStream(StreamSettings settings) {
+    return new OtcConfig(
+        mysqlUrl,
+        mysqlUser,
+        mysqlPassword,
+        dbPoolSize,
+        redisUri,
+        redisCluster,
+        keyPrefix,
+        timerShards,
+        defaultOrderTimeout,
+        maxOrderTimeout,
+        sweepBatch,
+        claimLease,
+        sweepPoll,
+        invocationMargin,
+        migrateOnStart,
+        settings);
   }
 
   public OtcConfig withKeyPrefix(String prefix) {
@@ -114,7 +158,8 @@ public record OtcConfig(
         claimLease,
         sweepPoll,
         invocationMargin,
-        migrateOnStart);
+        migrateOnStart,
+        stream);
   }
 
   public OtcConfig withClaimLease(Duration lease) {
@@ -133,7 +178,8 @@ public record OtcConfig(
         lease,
         sweepPoll,
         invocationMargin,
-        migrateOnStart);
+        migrateOnStart,
+        stream);
   }
 
   public OtcConfig withTimerShards(int shards) {
@@ -152,7 +198,8 @@ public record OtcConfig(
         claimLease,
         sweepPoll,
         invocationMargin,
-        migrateOnStart);
+        migrateOnStart,
+        stream);
   }
 
   public OtcConfig withSweepBatch(int batch) {
@@ -171,7 +218,8 @@ public record OtcConfig(
         claimLease,
         sweepPoll,
         invocationMargin,
-        migrateOnStart);
+        migrateOnStart,
+        stream);
   }
 
   @Override

@@ -5,6 +5,7 @@ import io.ordertimeout.api.Json;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.OrderEvents;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -29,11 +30,13 @@ public final class PlaceOrderService {
   private final Tx tx;
   private final TimerIndex timers;
   private final Metrics metrics;
+  private final OrderEvents events;
 
-  public PlaceOrderService(Tx tx, TimerIndex timers, Metrics metrics) {
+  public PlaceOrderService(Tx tx, TimerIndex timers, Metrics metrics, OrderEvents events) {
     this.tx = tx;
     this.timers = timers;
     this.metrics = metrics;
+    this.events = events;
   }
 
   /**
@@ -57,6 +60,7 @@ public final class PlaceOrderService {
     }
     metrics.count("orders_placed", 1);
     schedule(order);
+    events.created(order);
     return new Placed(order, true);
   }
 

@@ -8,6 +8,7 @@ import io.ordertimeout.pay.PaymentMismatchException.Kind;
 import io.ordertimeout.payment.PaymentGateway;
 import io.ordertimeout.payment.RefundResult;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.OrderEvents;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -38,7 +39,11 @@ public final class PaymentService {
    * @param gateway refunds paid-after-close cases; null when payments are not configured (cases are
    *     then recorded and left PENDING for compensation)
    */
-  public PaymentService(Tx tx, TimerIndex timers, Metrics metrics, PaymentGateway gateway) {
+  private final OrderEvents events;
+
+  public PaymentService(
+      Tx tx, TimerIndex timers, Metrics metrics, PaymentGateway gateway, OrderEvents events) {
+    this.events = events;
     this.tx = tx;
     this.timers = timers;
     this.metrics = metrics;
@@ -101,6 +106,7 @@ public final class PaymentService {
       case PAID -> {
         metrics.count("orders_paid", 1);
         removeTimer(trade.orderId());
+        events.paid(trade.orderId(), trade.tenantId(), trade.transactionId());
       }
       case ALREADY_PAID -> {
         metrics.count("payment_duplicates", 1);

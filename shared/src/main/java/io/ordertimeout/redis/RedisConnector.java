@@ -13,6 +13,7 @@ import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import java.time.Duration;
+import java.util.function.Supplier;
 
 /**
  * One Lettuce client and connection per execution environment, standalone or ElastiCache cluster
@@ -26,16 +27,27 @@ public final class RedisConnector implements AutoCloseable {
   static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(2);
 
   private final AutoCloseable client;
-  private final StatefulConnection<String, String> connection;
-  private final RedisClusterCommands<String, String> sync;
+  private final Supplier<Dedicated> opener;
+  private final Dedicated shared;
 
-  private RedisConnector(
-      AutoCloseable client,
-      StatefulConnection<String, String> connection,
-      RedisClusterCommands<String, String> sync) {
+  private RedisConnector(AutoCloseable client, Supplier<Dedicated> opener) {
     this.client = client;
-    this.connection = connection;
-    this.sync = sync;
+    this.opener = opener;
+    this.shared = opener.get();
+  }
+
+  /**
+   * A connection of its own on the same client, for blocking commands (XREADGROUP BLOCK): Lettuce
+   * pipelines every command of a connection, so a blocking read on the shared one would hold every
+   * other command of the environment behind it for up to the block time.
+   */
+  public record Dedicated(
+      StatefulConnection<String, String> connection, RedisClusterCommands<String, String> sync)
+      implements AutoCloseable {
+    @Override
+    public void close() {
+      connection.close();
+    }
   }
 
   public static RedisConnector connect(String uri, boolean cluster) {
@@ -55,23 +67,36 @@ public final class RedisConnector implements AutoCloseable {
                       .enableAllAdaptiveRefreshTriggers()
                       .build())
               .build());
-      StatefulRedisClusterConnection<String, String> c = client.connect();
-      return new RedisConnector(client::shutdown, c, c.sync());
+      return new RedisConnector(
+          client::shutdown,
+          () -> {
+            StatefulRedisClusterConnection<String, String> c = client.connect();
+            return new Dedicated(c, c.sync());
+          });
     }
     RedisClient client = RedisClient.create(redisUri);
     client.setOptions(
         ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
-    StatefulRedisConnection<String, String> c = client.connect();
-    return new RedisConnector(client::shutdown, c, c.sync());
+    return new RedisConnector(
+        client::shutdown,
+        () -> {
+          StatefulRedisConnection<String, String> c = client.connect();
+          return new Dedicated(c, c.sync());
+        });
   }
 
   public RedisClusterCommands<String, String> sync() {
-    return sync;
+    return shared.sync();
+  }
+
+  /** Opens a new connection; the caller closes it. */
+  public Dedicated openDedicated() {
+    return opener.get();
   }
 
   @Override
   public void close() {
-    connection.close();
+    shared.close();
     try {
       client.close();
     } catch (Exception e) {

@@ -13,6 +13,7 @@ import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.api.PrepayRequests;
 import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.order.CancelOrderService;
 import io.ordertimeout.order.Order;
 import io.ordertimeout.order.PlaceOrderService.Placed;
 import io.ordertimeout.payment.MiniProgramPayment;
@@ -29,6 +30,8 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /orders/{id}}: the order (200; 404)
  *   <li>{@code POST /orders/{id}/prepay}: WeChat Pay JSAPI prepay; answers wx.requestPayment's
  *       arguments (200; 400 bad body; 404; 409 not UNPAID or past its deadline; 502/503 WeChat)
+ *   <li>{@code POST /orders/{id}/cancel}: request a cancellation (202 and a cancel_requested event
+ *       for an UNPAID order; 200 if already CLOSED; 409 if PAID; 404)
  * </ul>
  */
 public final class OrderApiHandler
@@ -87,6 +90,10 @@ public final class OrderApiHandler
       requireMethod(method, "POST");
       return prepay(event, pathId(event, segments[1]));
     }
+    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("cancel")) {
+      requireMethod(method, "POST");
+      return cancel(pathId(event, segments[1]));
+    }
     throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method + " " + path(event));
   }
 
@@ -96,6 +103,15 @@ public final class OrderApiHandler
     MiniProgramPayment payment =
         app.prepays().prepay(orderId, request.openId(), request.description());
     return respond(200, Json.write(PrepayRequests.view(orderId, payment)));
+  }
+
+  private APIGatewayV2HTTPResponse cancel(String orderId) {
+    CancelOrderService.Outcome outcome = app.cancels().request(orderId);
+    var view = OrderViews.of(outcome.order());
+    if (outcome.accepted()) {
+      view.put("cancel", "REQUESTED");
+    }
+    return respond(outcome.accepted() ? 202 : 200, Json.write(view));
   }
 
   private APIGatewayV2HTTPResponse place(APIGatewayV2HTTPEvent event) {

@@ -23,6 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 class OrderApiHandlerTest {
   static final String POST_EVENT = "../../events/order-created-post-orders.json";
   static final String GET_EVENT = "../../events/order-created-get-order.json";
+  static final String CANCEL_EVENT = "../../events/order-created-cancel-order.json";
 
   private TestStack stack;
   private OrderApiHandler handler;
@@ -98,6 +99,68 @@ class OrderApiHandlerTest {
     assertThat(json(retry).get("expireAt")).isEqualTo(json(first).get("expireAt"));
     assertThat(stack.dump("SELECT reserved FROM stock WHERE sku_id = 'sku-cup'"))
         .containsExactly("2|");
+  }
+
+  private APIGatewayV2HTTPResponse cancel(String orderId) {
+    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(CANCEL_EVENT);
+    event.setRawPath("/orders/" + orderId + "/cancel");
+    event.setPathParameters(java.util.Map.of("id", orderId));
+    return handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
+  }
+
+  private long cancelEvents() {
+    var redis = stack.app().redis().sync();
+    return redis.xrange(stack.app().stream().key(), io.lettuce.core.Range.create("-", "+")).stream()
+        .filter(m -> m.getBody().get("e").contains("\"cancel_requested\""))
+        .count();
+  }
+
+  @Test
+  void cancellingAnUnpaidOrderIsAcceptedAndAppendsOneCancelRequest() throws Exception {
+    post(order("cancel-0001", "sku-cup", 1, null));
+
+    APIGatewayV2HTTPResponse accepted = cancel("cancel-0001");
+
+    assertThat(accepted.getStatusCode()).isEqualTo(202);
+    assertThat(json(accepted).get("status").asText()).isEqualTo("UNPAID");
+    assertThat(cancelEvents()).isEqualTo(1);
+  }
+
+  @Test
+  void cancellingAPaidOrderIsAConflictAndAppendsNothing() throws Exception {
+    post(order("paid-000001", "sku-cup", 1, null));
+    // paid the way the payment path does it: status, SELL ledger row, reserved -> sold
+    stack.update(
+        "UPDATE orders SET status = 'PAID', paid_at = NOW(3) WHERE order_id = 'paid-000001'");
+    stack.update(
+        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('paid-000001', 'sku-cup', 'SELL', 1)");
+    stack.update(
+        "UPDATE stock SET reserved = reserved - 1, sold = sold + 1 WHERE sku_id = 'sku-cup'");
+    List<String> before = stack.databaseState();
+
+    APIGatewayV2HTTPResponse refused = cancel("paid-000001");
+
+    assertThat(refused.getStatusCode()).isEqualTo(409);
+    assertThat(json(refused).at("/error/code").asText()).isEqualTo("ORDER_PAID");
+    assertThat(stack.databaseState()).isEqualTo(before);
+    assertThat(cancelEvents()).isZero();
+  }
+
+  @Test
+  void cancellingAClosedOrderAnswers200AndAnUnknownOne404() throws Exception {
+    post(order("closed-0001", "sku-cup", 1, null));
+    stack
+        .app()
+        .closer()
+        .close(List.of("closed-0001"), io.ordertimeout.order.CloseReason.USER_CANCEL);
+
+    APIGatewayV2HTTPResponse closed = cancel("closed-0001");
+    APIGatewayV2HTTPResponse unknown = cancel("nobody-0001");
+
+    assertThat(closed.getStatusCode()).isEqualTo(200);
+    assertThat(json(closed).get("status").asText()).isEqualTo("CLOSED");
+    assertThat(unknown.getStatusCode()).isEqualTo(404);
+    assertThat(cancelEvents()).isZero();
   }
 
   @Test

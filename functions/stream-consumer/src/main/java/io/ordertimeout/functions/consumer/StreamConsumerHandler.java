@@ -1,0 +1,45 @@
+package io.ordertimeout.functions.consumer;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.api.Json;
+import io.ordertimeout.stream.ConsumerStats;
+import io.ordertimeout.stream.StreamConsumer;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * stream-consumer: invoked by an EventBridge schedule every minute, it consumes the order event
+ * stream (group {@code closers}) until the invocation's remaining time falls under the configured
+ * margin: closes cancel_requested and close_due orders, retries failures, dead-letters poison.
+ */
+public final class StreamConsumerHandler implements RequestHandler<Map<String, Object>, String> {
+  private static final Logger log = LoggerFactory.getLogger(StreamConsumerHandler.class);
+
+  private final OrderTimeout app;
+
+  public StreamConsumerHandler() {
+    this(Init.APP);
+  }
+
+  public StreamConsumerHandler(OrderTimeout app) {
+    this.app = app;
+  }
+
+  @Override
+  public String handleRequest(Map<String, Object> event, Context context) {
+    ConsumerStats stats;
+    try (StreamConsumer consumer = app.newStreamConsumer()) {
+      stats = consumer.run(context::getRemainingTimeInMillis);
+    }
+    String summary = Json.write(Json.MAPPER.valueToTree(stats));
+    log.info("stream consumer finished (request {}): {}", context.getAwsRequestId(), summary);
+    return summary;
+  }
+
+  private static final class Init {
+    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+  }
+}

@@ -1,0 +1,92 @@
+package io.ordertimeout.functions.consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.amazonaws.services.lambda.runtime.tests.EventLoader;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.api.Json;
+import io.ordertimeout.functions.orders.OrderApiHandler;
+import io.ordertimeout.stream.EventStream;
+import io.ordertimeout.testing.LambdaTestContext;
+import io.ordertimeout.testing.TestStack;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class StreamConsumerHandlerTest {
+  static final String POST_EVENT = "../../events/order-created-post-orders.json";
+  static final String CANCEL_EVENT = "../../events/order-created-cancel-order.json";
+  static final String SCHEDULE_EVENT = "../../events/stream-consumer-schedule.json";
+
+  private TestStack stack;
+  private OrderApiHandler api;
+  private StreamConsumerHandler consumer;
+
+  @BeforeEach
+  void setUp() {
+    stack = TestStack.create("consumer-handler");
+    stack.seedSku("sku-tea-500g", 10);
+    stack.seedSku("sku-cup", 10);
+    stack.seedCoupon("cp-welcome-10", "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
+    api = new OrderApiHandler(stack.app());
+    consumer = new StreamConsumerHandler(stack.app());
+  }
+
+  @AfterEach
+  void tearDown() {
+    stack.close();
+  }
+
+  @SuppressWarnings("unchecked")
+  private Map<String, Object> scheduleEvent() throws Exception {
+    return Json.MAPPER.readValue(Files.readString(Path.of(SCHEDULE_EVENT)), Map.class);
+  }
+
+  @Test
+  void aUserCancellationFlowsFromTheApiThroughTheStreamToAClosedOrder() throws Exception {
+    APIGatewayV2HTTPResponse placed =
+        api.handleRequest(
+            EventLoader.loadApiGatewayHttpEvent(POST_EVENT),
+            new LambdaTestContext("order-created", 10_000));
+    APIGatewayV2HTTPEvent cancelEvent = EventLoader.loadApiGatewayHttpEvent(CANCEL_EVENT);
+
+    APIGatewayV2HTTPResponse cancel =
+        api.handleRequest(cancelEvent, new LambdaTestContext("order-created", 10_000));
+    String summary =
+        consumer.handleRequest(scheduleEvent(), new LambdaTestContext("stream-consumer", 2_500));
+    APIGatewayV2HTTPResponse again =
+        api.handleRequest(
+            EventLoader.loadApiGatewayHttpEvent(CANCEL_EVENT),
+            new LambdaTestContext("order-created", 10_000));
+
+    assertThat(placed.getStatusCode()).isEqualTo(201);
+    assertThat(cancel.getStatusCode()).isEqualTo(202);
+    assertThat(Json.MAPPER.readTree(cancel.getBody()).get("cancel").asText())
+        .isEqualTo("REQUESTED");
+    JsonNode stats = Json.MAPPER.readTree(summary);
+    assertThat(stats.get("closed").asLong()).isEqualTo(1);
+    assertThat(stats.get("consumer").asText()).startsWith("c");
+    assertThat(
+            stack.dump(
+                "SELECT status, close_reason FROM orders WHERE order_id = 'wx20261130000001'"))
+        .containsExactly("CLOSED|USER_CANCEL|");
+    assertThat(stack.dump("SELECT sku_id, available, reserved FROM stock ORDER BY sku_id"))
+        .containsExactly("sku-cup|10|0|", "sku-tea-500g|10|0|");
+    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
+        .containsExactly("AVAILABLE|null|");
+    assertThat(again.getStatusCode()).isEqualTo(200);
+    assertThat(Json.MAPPER.readTree(again.getBody()).get("status").asText()).isEqualTo("CLOSED");
+    assertThat(stack.app().timers().deadlineOf("wx20261130000001")).isEmpty();
+    var redis = stack.app().redis().sync();
+    String key = stack.app().stream().key();
+    // created, cancel_requested, closed; all acknowledged by the group
+    assertThat(redis.xlen(key)).isEqualTo(3);
+    assertThat(redis.xpending(key, EventStream.GROUP).getCount()).isZero();
+    stack.assertInvariants();
+  }
+}

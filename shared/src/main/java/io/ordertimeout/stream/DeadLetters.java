@@ -1,0 +1,100 @@
+package io.ordertimeout.stream;
+
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.ordertimeout.api.Json;
+import io.ordertimeout.db.Tx;
+import io.ordertimeout.redis.LuaScript;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Error histories of failing stream entries (a Redis list per entry) and the durable dead-letter
+ * store (MySQL table {@code dead_letters}, see V3__event_stream.sql for why MySQL).
+ */
+public final class DeadLetters {
+  private static final LuaScript RECORD = LuaScript.load("recordError-1");
+
+  /** The newest 20 errors of an entry are kept: more than any sane maxDeliveries. */
+  static final int KEEP_ERRORS = 20;
+
+  /** One error string is cut at 1,000 characters (a stack-less exception message and causes). */
+  static final int MAX_ERROR_CHARS = 1_000;
+
+  /** A history outlives any retry schedule (5 x 30 s) by far, and vanishes if its entry does. */
+  static final Duration HISTORY_TTL = Duration.ofDays(7);
+
+  /** The payload column is TEXT (64 KB); events are ~200 bytes, anything longer is cut. */
+  private static final int MAX_PAYLOAD_CHARS = 60_000;
+
+  private final Tx tx;
+  private final RedisClusterCommands<String, String> redis;
+  private final EventStream stream;
+
+  public DeadLetters(Tx tx, RedisClusterCommands<String, String> redis, EventStream stream) {
+    this.tx = tx;
+    this.redis = redis;
+    this.stream = stream;
+  }
+
+  /** A dead-lettered entry, as stored. */
+  public record DeadLetter(
+      String entryId,
+      String eventType,
+      String orderId,
+      Map<String, String> fields,
+      long deliveries,
+      List<String> errors) {}
+
+  /** Appends an error to the entry's history; returns the history, oldest first. */
+  public List<String> recordError(String entryId, String error) {
+    String text = error.length() > MAX_ERROR_CHARS ? error.substring(0, MAX_ERROR_CHARS) : error;
+    return RECORD.run(
+        redis,
+        ScriptOutputType.MULTI,
+        new String[] {stream.errorsKey(entryId)},
+        text,
+        Integer.toString(KEEP_ERRORS),
+        Long.toString(HISTORY_TTL.toMillis()));
+  }
+
+  public List<String> history(String entryId) {
+    return redis.lrange(stream.errorsKey(entryId), 0, -1);
+  }
+
+  /** Drops an entry's history once the entry was acknowledged or dead-lettered. */
+  public void forget(String entryId) {
+    redis.del(stream.errorsKey(entryId));
+  }
+
+  /**
+   * Stores a dead letter; storing the same entry again (a consumer died between this and its XACK)
+   * updates the row instead of adding one.
+   */
+  public void store(DeadLetter letter) {
+    tx.inTransaction(
+        "store dead letter " + letter.entryId() + " (order " + letter.orderId() + ")",
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO dead_letters (stream_key, entry_id, event_type, order_id, payload,"
+                      + " deliveries, errors) VALUES (?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE"
+                      + " deliveries = VALUES(deliveries), errors = VALUES(errors)")) {
+            ps.setString(1, stream.key());
+            ps.setString(2, letter.entryId());
+            ps.setString(3, letter.eventType());
+            ps.setString(4, letter.orderId());
+            ps.setString(5, cut(Json.write(letter.fields())));
+            ps.setLong(6, letter.deliveries());
+            ps.setString(7, cut(Json.write(letter.errors())));
+            return ps.executeUpdate();
+          }
+        });
+  }
+
+  private static String cut(String text) {
+    return text.length() > MAX_PAYLOAD_CHARS ? text.substring(0, MAX_PAYLOAD_CHARS) : text;
+  }
+}
