@@ -119,7 +119,10 @@ class PlaceOrderRequestsTest {
     assertRefused(head + "\"items\":{}}", "INVALID_FIELD", "1 to 50");
     StringBuilder many = new StringBuilder(head + "\"items\":[");
     for (int i = 0; i <= PlaceOrderRequests.MAX_ITEMS; i++) {
-      many.append(i == 0 ? "" : ",").append("{\"skuId\":\"s").append(i).append("\",\"quantity\":1}");
+      many.append(i == 0 ? "" : ",")
+          .append("{\"skuId\":\"s")
+          .append(i)
+          .append("\",\"quantity\":1}");
     }
     assertRefused(many + "]}", "INVALID_FIELD", "1 to 50");
     assertRefused(head + "\"items\":[7]}", "INVALID_FIELD", "items[0] must be an object");

@@ -43,7 +43,8 @@ class TxTest {
   }
 
   private static int insert(Connection c, int id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO notes (id, body) VALUES (?, 'x')")) {
+    try (PreparedStatement ps =
+        c.prepareStatement("INSERT INTO notes (id, body) VALUES (?, 'x')")) {
       ps.setInt(1, id);
       return ps.executeUpdate();
     }
@@ -152,7 +153,10 @@ class TxTest {
   @Test
   void readWrapsSqlFailuresAndFlagsConnectionFailuresTransient() {
     assertThatThrownBy(
-            () -> tx.read("load missing table", c -> c.createStatement().executeQuery("SELECT * FROM nope")))
+            () ->
+                tx.read(
+                    "load missing table",
+                    c -> c.createStatement().executeQuery("SELECT * FROM nope")))
         .isInstanceOfSatisfying(
             DataAccessException.class, e -> assertThat(e.isTransient()).isFalse())
         .hasMessageStartingWith("load missing table failed (SQLState 42S02)");

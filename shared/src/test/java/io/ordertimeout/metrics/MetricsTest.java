@@ -15,8 +15,9 @@ class MetricsTest {
 
     assertThat(m.counter("orders_closed")).isEqualTo(5);
     assertThat(m.counter("never_counted")).isZero();
-    assertThat(m.counters()).containsExactly(
-        java.util.Map.entry("claims", 1L), java.util.Map.entry("orders_closed", 5L));
+    assertThat(m.counters())
+        .containsExactly(
+            java.util.Map.entry("claims", 1L), java.util.Map.entry("orders_closed", 5L));
   }
 
   @Test
