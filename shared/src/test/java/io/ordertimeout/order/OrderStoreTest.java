@@ -50,7 +50,8 @@ class OrderStoreTest {
         stack.bulkPlace("batch-", 3, Duration.ofMinutes(5), i -> new OrderItem("a", i + 1));
 
     assertThat(stack.app().orders().find("ord_missing")).isEmpty();
-    assertThat(stack.sql(c -> OrderStore.findAll(c, List.of()))).isEmpty();
+    List<Order> none = stack.sql(c -> OrderStore.findAll(c, List.of()));
+    assertThat(none).isEmpty();
     List<Order> found =
         stack.sql(c -> OrderStore.findAll(c, List.of(ids.get(0), "ord_missing", ids.get(2))));
 
