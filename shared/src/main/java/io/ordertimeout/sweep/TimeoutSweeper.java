@@ -52,7 +52,14 @@ public final class TimeoutSweeper {
   private final TimeSource time;
   private final Metrics metrics;
   private final Settings settings;
-  private final String token = UUID.randomUUID().toString();
+
+  /**
+   * This run's lease token, made when run() starts, not at construction: a sweeper built during
+   * Lambda init would be frozen into the SnapStart snapshot, and every environment restored from it
+   * would hold leases under the same token.
+   */
+  private volatile String token;
+
   private long leasesRefreshedAt;
   private boolean leasesEverRefreshed;
   private double closeMillisPerOrder = 1.0;
@@ -85,6 +92,7 @@ public final class TimeoutSweeper {
    */
   public SweepStats run(LongSupplier remainingMillis) {
     long started = System.nanoTime();
+    token = UUID.randomUUID().toString();
     Counters counters = new Counters();
     TreeSet<Integer> held = new TreeSet<>();
     try {
@@ -111,8 +119,10 @@ public final class TimeoutSweeper {
 
   /** Ends the loop after the current pass and wakes a sleeping sweeper. */
   public void terminate() {
-    done = true;
+    // done is set under the sleeper's lock, and sleep() checks it there, so a terminate() between
+    // that check and wait() cannot be missed (it would cost a whole poll interval).
     synchronized (sleeper) {
+      done = true;
       sleeper.notifyAll();
     }
   }
@@ -253,10 +263,13 @@ public final class TimeoutSweeper {
   }
 
   private void sleep(long millis) {
-    if (millis <= 0 || done) {
+    if (millis <= 0) {
       return;
     }
     synchronized (sleeper) {
+      if (done) {
+        return;
+      }
       try {
         sleeper.wait(millis);
       } catch (InterruptedException e) {

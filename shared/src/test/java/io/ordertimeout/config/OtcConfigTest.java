@@ -1,0 +1,132 @@
+package io.ordertimeout.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class OtcConfigTest {
+  private static Map<String, String> minimal() {
+    Map<String, String> env = new HashMap<>();
+    env.put("OTC_MYSQL_URL", "jdbc:mysql://db.internal:3306/otc");
+    env.put("OTC_REDIS_URI", "redis://user:s3cret@cache.internal:6379");
+    return env;
+  }
+
+  private static Map<String, String> with(String name, String value) {
+    Map<String, String> env = minimal();
+    env.put(name, value);
+    return env;
+  }
+
+  @Test
+  void defaultsApplyWhenOnlyTheTwoRequiredVariablesAreSet() {
+    OtcConfig c = OtcConfig.fromEnvironment(minimal());
+
+    assertThat(c.mysqlUser()).isEqualTo("root");
+    assertThat(c.mysqlPassword()).isEmpty();
+    assertThat(c.dbPoolSize()).isEqualTo(2);
+    assertThat(c.redisCluster()).isFalse();
+    assertThat(c.keyPrefix()).isEqualTo("otc");
+    assertThat(c.timerShards()).isEqualTo(16);
+    assertThat(c.defaultOrderTimeout()).isEqualTo(Duration.ofMinutes(15));
+    assertThat(c.maxOrderTimeout()).isEqualTo(Duration.ofDays(1));
+    assertThat(c.sweepBatch()).isEqualTo(500);
+    assertThat(c.claimLease()).isEqualTo(Duration.ofSeconds(30));
+    assertThat(c.sweepPoll()).isEqualTo(Duration.ofMillis(50));
+    assertThat(c.invocationMargin()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.migrateOnStart()).isFalse();
+  }
+
+  @Test
+  void valuesAreTrimmedAndBlankOnesFallBackToTheDefault() {
+    Map<String, String> env = minimal();
+    env.put("OTC_TIMER_SHARDS", " 64 ");
+    env.put("OTC_KEY_PREFIX", "   ");
+    env.put("OTC_REDIS_CLUSTER", "true");
+    env.put("OTC_MIGRATE_ON_START", "TRUE");
+
+    OtcConfig c = OtcConfig.fromEnvironment(env);
+
+    assertThat(c.timerShards()).isEqualTo(64);
+    assertThat(c.keyPrefix()).isEqualTo("otc");
+    assertThat(c.redisCluster()).isTrue();
+    assertThat(c.migrateOnStart()).isTrue();
+  }
+
+  @Test
+  void aMissingRequiredVariableIsNamed() {
+    Map<String, String> env = minimal();
+    env.remove("OTC_REDIS_URI");
+
+    assertThatThrownBy(() -> OtcConfig.fromEnvironment(env))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("invalid configuration: OTC_REDIS_URI is not set");
+  }
+
+  @Test
+  void aNonNumberIsNamedWithItsValue() {
+    assertThatThrownBy(() -> OtcConfig.fromEnvironment(with("OTC_SWEEP_BATCH", "lots")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("invalid configuration: OTC_SWEEP_BATCH is not a number: 'lots'");
+  }
+
+  @Test
+  void everyOutOfRangeValueFailsWithTheVariableName() {
+    Map<String, String> bad = new HashMap<>();
+    bad.put("OTC_DB_POOL_SIZE", "65");
+    bad.put("OTC_KEY_PREFIX", "a{b}");
+    bad.put("OTC_TIMER_SHARDS", "0");
+    bad.put("OTC_SWEEP_BATCH", "5001");
+    bad.put("OTC_DEFAULT_TIMEOUT_SECONDS", "0");
+    bad.put("OTC_CLAIM_LEASE_MS", "999");
+    bad.put("OTC_SWEEP_POLL_MS", "5001");
+
+    bad.forEach(
+        (name, value) ->
+            assertThatThrownBy(() -> OtcConfig.fromEnvironment(with(name, value)))
+                .as(name + "=" + value)
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining(name));
+  }
+
+  @Test
+  void aDefaultTimeoutAboveTheMaximumIsAContradiction() {
+    Map<String, String> env = with("OTC_DEFAULT_TIMEOUT_SECONDS", "7200");
+    env.put("OTC_MAX_TIMEOUT_SECONDS", "3600");
+
+    assertThatThrownBy(() -> OtcConfig.fromEnvironment(env))
+        .hasMessage(
+            "invalid configuration: OTC_DEFAULT_TIMEOUT_SECONDS 7200 exceeds"
+                + " OTC_MAX_TIMEOUT_SECONDS 3600");
+  }
+
+  @Test
+  void withersChangeOneFieldAndStillValidate() {
+    OtcConfig base = OtcConfig.fromEnvironment(minimal());
+
+    assertThat(base.withKeyPrefix("t1").keyPrefix()).isEqualTo("t1");
+    assertThat(base.withClaimLease(Duration.ofSeconds(2)).claimLease())
+        .isEqualTo(Duration.ofSeconds(2));
+    assertThat(base.withTimerShards(3).timerShards()).isEqualTo(3);
+    OtcConfig batched = base.withSweepBatch(7);
+    assertThat(batched.sweepBatch()).isEqualTo(7);
+    assertThat(batched.withSweepBatch(500)).isEqualTo(base);
+    assertThatThrownBy(() -> base.withKeyPrefix("has:colon"))
+        .hasMessageContaining("OTC_KEY_PREFIX");
+    assertThatThrownBy(() -> base.withClaimLease(Duration.ofMillis(10)))
+        .hasMessageContaining("OTC_CLAIM_LEASE_MS");
+  }
+
+  @Test
+  void toStringHidesThePasswordAndRedisCredentials() {
+    OtcConfig c = OtcConfig.fromEnvironment(with("OTC_MYSQL_PASSWORD", "hunter2"));
+
+    assertThat(c.toString())
+        .contains("redisUri=redis://***@cache.internal:6379", "mysqlUrl=jdbc:mysql://db.internal")
+        .doesNotContain("hunter2", "s3cret");
+  }
+}
