@@ -4,9 +4,16 @@ import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.payment.EnvironmentMerchantDirectory;
+import io.ordertimeout.payment.GatewaySettings;
+import io.ordertimeout.payment.MerchantCredentials;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.payment.StaticMerchantDirectory;
+import io.ordertimeout.payment.WeChatPayGateway;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -65,7 +72,7 @@ public final class LocalStack implements AutoCloseable {
     this.schema = servers.createSchema("local");
     this.config = OtcConfig.fromEnvironment(localEnvironment(environment));
     this.simulator = WeChatPaySimulator.start();
-    this.app = new OrderTimeout(config);
+    this.app = new OrderTimeout(config, null, gatewayFor(simulator));
     DemoCatalog.seed(app.dataSource());
     RouteTable routes = loadFunctions();
     this.api =
@@ -75,6 +82,27 @@ public final class LocalStack implements AutoCloseable {
     simulator.setRetryScale(0.01);
     this.schedules = ScheduleRunner.forAll(functions, options.scheduleScale());
     schedules.forEach(ScheduleRunner::start);
+  }
+
+  /**
+   * The real WeChat Pay SDK pointed at the in-process simulator, with the simulator's merchant
+   * keys: the same gateway production builds from the merchant secret.
+   */
+  static PaymentGateway gatewayFor(WeChatPaySimulator wechat) {
+    MerchantCredentials merchant =
+        new MerchantCredentials(
+            wechat.mchid(),
+            wechat.appid(),
+            wechat.merchantSerialNumber(),
+            wechat.merchantPrivateKeyPem(),
+            wechat.apiV3Key(),
+            wechat.platformPublicKeyId(),
+            wechat.platformPublicKeyPem(),
+            "http://127.0.0.1/wechatpay/notify");
+    return new WeChatPayGateway(
+        new StaticMerchantDirectory(Map.of(EnvironmentMerchantDirectory.DEFAULT_TENANT, merchant)),
+        Clock.systemUTC(),
+        GatewaySettings.production().withBaseUrl(wechat.baseUrl()));
   }
 
   /** Starts the servers, the handlers, the HTTP API and the schedules. */
