@@ -156,6 +156,15 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     throw new IllegalStateException("no master of " + masterPorts() + " serves slot " + slot);
   }
 
+  /** KEYS {@code pattern} on every master, merged: a test's view of what it left behind. */
+  public List<String> keys(String pattern) {
+    List<String> keys = new ArrayList<>();
+    for (Node node : masters) {
+      keys.addAll(node.call(c -> c.keys(pattern)));
+    }
+    return keys;
+  }
+
   @Override
   public synchronized void close() {
     for (Node node : masters) {
