@@ -17,6 +17,13 @@ import org.junit.jupiter.api.Test;
 
 /** The core scenarios of TimeoutSweeperTest and OrderCloserTest, on a 3-master Redis Cluster. */
 class ClusterSweepTest {
+  /**
+   * Orders of the hot SKU in the two-sweeps scenario: 2,000 keeps the suite within a minute on a
+   * shared 2-core machine; {@code -Dotc.cluster.hotOrders=20000} runs the heavier variant.
+   */
+  private static final int HOT = Integer.getInteger("otc.cluster.hotOrders", 2_000);
+
+  private static final int MIX = 500;
   private final EmbeddedRedisCluster cluster = ClusterFixture.shared();
   private TestStack stack;
 
@@ -29,11 +36,11 @@ class ClusterSweepTest {
   }
 
   @Test
-  void placeCancelAndTwoSweepsAtOnceCloseFourThousandOrdersOfAHotSkuExactlyOnce() {
+  void placeCancelAndTwoSweepsAtOnceCloseThousandsOfOrdersOfAHotSkuExactlyOnce() {
     stack =
         TestStack.createOnCluster(
             "cl-two-sweeps", cluster.uri(), c -> c.withTimerShards(8).withSweepBatch(200), null);
-    stack.seedSku("hot", 20_000);
+    stack.seedSku("hot", 3L * HOT + 1_000);
     for (int i = 0; i < 20; i++) {
       stack.seedSku("sku-" + i, 1_000);
     }
@@ -47,8 +54,8 @@ class ClusterSweepTest {
         stack.app().closer().close(placed.subList(0, 50), CloseReason.USER_CANCEL);
     assertThat(cancelled.closed()).hasSize(50);
     assertThat(placed.subList(0, 50)).allMatch(id -> stack.app().timers().deadlineOf(id).isEmpty());
-    stack.bulkPlace("hot-", 3_000, Duration.ofMillis(500), i -> new OrderItem("hot", 1 + i % 3));
-    stack.bulkPlace("mix-", 1_000, Duration.ofMillis(800), i -> new OrderItem("sku-" + i % 20, 1));
+    stack.bulkPlace("hot-", HOT, Duration.ofMillis(500), i -> new OrderItem("hot", 1 + i % 3));
+    stack.bulkPlace("mix-", MIX, Duration.ofMillis(800), i -> new OrderItem("sku-" + i % 20, 1));
 
     CompletableFuture<SweepStats> a =
         ClusterFixture.sweepUntil(
@@ -59,22 +66,22 @@ class ClusterSweepTest {
     SweepStats sa = a.join();
     SweepStats sb = b.join();
 
-    assertThat(sa.closed() + sb.closed()).isEqualTo(4_050);
+    assertThat(sa.closed() + sb.closed()).isEqualTo(HOT + MIX + 50);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE close_reason = 'TIMEOUT'"))
-        .isEqualTo(4_050);
+        .isEqualTo(HOT + MIX + 50);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE close_reason = 'USER_CANCEL'"))
         .isEqualTo(50);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status <> 'CLOSED'")).isZero();
     assertThat(
             stack.count(
                 "SELECT COUNT(DISTINCT order_id) FROM stock_movements WHERE kind = 'RELEASE'"))
-        .isEqualTo(4_100);
+        .isEqualTo(HOT + MIX + 100);
     assertThat(
             stack.count(
                 "SELECT COUNT(*) FROM orders WHERE close_reason = 'TIMEOUT' AND closed_at < expire_at"))
         .isZero();
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock WHERE sku_id = 'hot'"))
-        .containsExactly("20000|0|0|");
+        .containsExactly((3L * HOT + 1_000) + "|0|0|");
     assertThat(stack.app().timers().size()).isZero();
   }
 
