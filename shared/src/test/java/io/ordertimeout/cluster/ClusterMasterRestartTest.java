@@ -30,6 +30,14 @@ class ClusterMasterRestartTest {
   private static final Logger log = LoggerFactory.getLogger(ClusterMasterRestartTest.class);
   private static final int ORDERS = 3_000;
 
+  /**
+   * 2,000 orders due at once, then 1,000 due 20 s later: the restart hits the first wave in full
+   * flow and the crash comes after it, while the second wave's timers (not due yet) sit on the
+   * crashed master for sure; 20 s leaves the restart (~3 s down and rejoin on a loaded machine)
+   * plenty of room.
+   */
+  private static final int FIRST_WAVE = 2_000;
+
   private static EmbeddedRedisCluster cluster;
   private TestStack stack;
 
@@ -53,7 +61,7 @@ class ClusterMasterRestartTest {
 
   @Test
   void aSweepRunSurvivesAMasterRestartAndAMasterCrashAndClosesEveryOrder() {
-    // Arrange: 3,000 due orders over 8 shards; batches of 50 keep the run going for a while
+    // Arrange: two waves over 8 shards; batches of 50 keep the first wave flowing for a while
     stack =
         TestStack.createOnCluster(
             "cl-restart",
@@ -61,7 +69,9 @@ class ClusterMasterRestartTest {
             c -> c.withTimerShards(8).withSweepBatch(50).withClaimLease(Duration.ofSeconds(2)),
             null);
     stack.seedSku("hot", 10_000);
-    stack.bulkPlace("rs-", ORDERS, Duration.ofMillis(300), i -> new OrderItem("hot", 1));
+    stack.bulkPlace("now-", FIRST_WAVE, Duration.ofMillis(300), i -> new OrderItem("hot", 1));
+    stack.bulkPlace(
+        "later-", ORDERS - FIRST_WAVE, Duration.ofSeconds(20), i -> new OrderItem("hot", 1));
     List<Integer> busiest = mastersByShardCount(stack.app().timers());
     long until = System.currentTimeMillis() + 120_000;
     CompletableFuture<SweepStats> sweep =
