@@ -96,6 +96,36 @@ public final class TestStack implements AutoCloseable {
   }
 
   /**
+   * Like {@link #create(String, UnaryOperator, TimeSource)}, with Redis in cluster mode: {@code
+   * OTC_REDIS_URI} = {@code clusterUri} (one seed node; Lettuce discovers the rest) and {@code
+   * OTC_REDIS_CLUSTER} = true. MySQL stays the JVM's shared server.
+   */
+  public static TestStack createOnCluster(
+      String hint, String clusterUri, UnaryOperator<OtcConfig> tweak, TimeSource time) {
+    return create(hint, c -> tweak.apply(onClusterRedis(c, clusterUri)), time);
+  }
+
+  private static OtcConfig onClusterRedis(OtcConfig c, String clusterUri) {
+    return new OtcConfig(
+        c.mysqlUrl(),
+        c.mysqlUser(),
+        c.mysqlPassword(),
+        c.dbPoolSize(),
+        clusterUri,
+        true,
+        c.keyPrefix(),
+        c.timerShards(),
+        c.defaultOrderTimeout(),
+        c.maxOrderTimeout(),
+        c.sweepBatch(),
+        c.claimLease(),
+        c.sweepPoll(),
+        c.invocationMargin(),
+        c.migrateOnStart(),
+        c.stream());
+  }
+
+  /**
    * A second wiring over the same schema and keys (another "worker"), whose clock is Redis TIME
    * shifted by {@code skewMillis}. Closing it closes its clients only.
    */
