@@ -211,13 +211,15 @@ class OrderCloserWeChatTest {
   }
 
   /**
-   * Measures, does not assert: 2,000 prepaid orders, 20 ms per WeChat call (query + close each).
+   * Measures, does not assert: N prepaid orders (200 in the default build; the figure in the issue
+   * note is -Dotc.bench.prepaid=2000), 20 ms per WeChat call (query + close each).
    */
   @Test
   void throughputOfClosingPrepaidOrdersWithSlowWeChat() {
+    int n = Integer.getInteger("otc.bench.prepaid", 200);
     stack.seedSku("sku-bulk", 10_000);
     List<String> ids =
-        stack.bulkPlace("bulkpp", 2_000, Duration.ofMinutes(10), i -> new OrderItem("sku-bulk", 1));
+        stack.bulkPlace("bulkpp", n, Duration.ofMinutes(10), i -> new OrderItem("sku-bulk", 1));
     for (String id : ids) {
       stack
           .app()
@@ -235,23 +237,26 @@ class OrderCloserWeChatTest {
       long started = System.nanoTime();
       List<CloseResult> results = new ArrayList<>();
       for (int from = 0; from < ids.size(); from += 500) {
-        results.add(stack.app().closer().close(ids.subList(from, from + 500), CloseReason.TIMEOUT));
+        results.add(
+            stack
+                .app()
+                .closer()
+                .close(ids.subList(from, Math.min(ids.size(), from + 500)), CloseReason.TIMEOUT));
       }
       long millis = (System.nanoTime() - started) / 1_000_000;
       long closed = results.stream().mapToLong(r -> r.closed().size()).sum();
       long failed = results.stream().mapToLong(r -> r.failed().size()).sum();
       System.out.printf(
-          "close throughput: %d of 2000 prepaid orders closed in %d ms (%.0f orders/s; %d left for"
+          "close throughput: %d of %d prepaid orders closed in %d ms (%.0f orders/s; %d left for"
               + " the next pass), 20 ms per WeChat call, batches of 500, 16 concurrent calls%n",
-          closed, millis, closed * 1000.0 / millis, failed);
+          closed, n, millis, closed * 1000.0 / millis, failed);
       // whatever a busy machine timed out is closed by later passes, never lost
       for (int pass = 0;
           pass < 5 && stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") > 0;
           pass++) {
         stack.app().closer().close(ids, CloseReason.TIMEOUT);
       }
-      assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"))
-          .isEqualTo(2_000);
+      assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(n);
     } finally {
       wechat.setLatency(Endpoint.QUERY, Duration.ZERO);
       wechat.setLatency(Endpoint.CLOSE, Duration.ZERO);
