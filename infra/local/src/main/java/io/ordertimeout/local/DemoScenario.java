@@ -192,7 +192,9 @@ final class DemoScenario {
   }
 
   private void prepay(Order order) {
-    post("/orders/" + order.orderId() + "/prepay", "{}", "prepay");
+    // the payer's openid under the mall's appid, as wx.login would give the mini-program
+    String body = Json.write(Json.object().put("openId", "oDemoPayer" + order.index()));
+    post("/orders/" + order.orderId() + "/prepay", body, "prepay");
   }
 
   /** Payments and cancellations at their planned moments; returns when all have run. */
