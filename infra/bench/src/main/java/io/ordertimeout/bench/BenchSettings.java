@@ -14,6 +14,7 @@ record BenchSettings(
     int sweepBatch,
     int dbPool,
     int timerShards,
+    int parallelism,
     int rawThreads,
     int rawBatch,
     long maxDrainSeconds,
@@ -32,6 +33,7 @@ record BenchSettings(
         Integer.parseInt(arg(args, "--batch", "500")),
         Integer.parseInt(arg(args, "--pool", "4")),
         Integer.parseInt(arg(args, "--shards", "16")),
+        Integer.parseInt(arg(args, "--parallelism", "0")),
         Integer.parseInt(arg(args, "--raw-threads", "2")),
         Integer.parseInt(arg(args, "--raw-batch", "500")),
         Long.parseLong(arg(args, "--max-drain-seconds", "600")),
@@ -59,7 +61,7 @@ record BenchSettings(
   @Override
   public String toString() {
     return String.format(
-        "scale %s, time-scale %s%s, sweep batch %d, DB pool %d, timer shards %d, raw-sql %d"
+        "scale %s, time-scale %s%s, sweep batch %d, DB pool %d, timer shards %d, sweep parallelism %s, raw-sql %d"
             + " threads x batch %d",
         scale,
         timeScale,
@@ -67,6 +69,7 @@ record BenchSettings(
         sweepBatch,
         dbPool,
         timerShards,
+        parallelism == 0 ? "as wired (DB pool)" : Integer.toString(parallelism),
         rawThreads,
         rawBatch);
   }

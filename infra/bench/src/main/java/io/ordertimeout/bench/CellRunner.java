@@ -62,7 +62,7 @@ final class CellRunner {
 
   private ClosingSystem newSystem(String name, OrderTimeout app) {
     return switch (name) {
-      case "otc" -> new OtcSystem(app);
+      case "otc" -> new OtcSystem(app, settings.parallelism());
       case "redisson" ->
           new RedissonSystem(app, servers.redisUri(), app.config().keyPrefix() + ":redisson");
       case "cron-1s" -> new CronScanSystem(app, name, settings.cronPeriodMillis(1_000));

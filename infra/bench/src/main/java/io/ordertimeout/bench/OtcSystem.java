@@ -1,6 +1,7 @@
 package io.ordertimeout.bench;
 
 import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import java.util.List;
@@ -9,12 +10,15 @@ import java.util.Map;
 /** This system: the timer index in Redis and one TimeoutSweeper, as the sweep function runs it. */
 final class OtcSystem implements ClosingSystem {
   private final OrderTimeout app;
+  private final int parallelism;
   private TimeoutSweeper sweeper;
   private Thread thread;
   private volatile SweepStats stats;
 
-  OtcSystem(OrderTimeout app) {
+  /** {@code parallelism} 0: the sweeper as OrderTimeout wires it; else that many closer threads. */
+  OtcSystem(OrderTimeout app, int parallelism) {
     this.app = app;
+    this.parallelism = parallelism;
   }
 
   @Override
@@ -46,9 +50,21 @@ final class OtcSystem implements ClosingSystem {
 
   @Override
   public void start() {
-    sweeper = app.newSweeper();
+    sweeper = parallelism == 0 ? app.newSweeper() : sweeperWith(parallelism);
     thread = new Thread(() -> stats = sweeper.run(() -> Long.MAX_VALUE / 4), "bench-otc-sweeper");
     thread.start();
+  }
+
+  private TimeoutSweeper sweeperWith(int threads) {
+    var c = app.config();
+    return new TimeoutSweeper(
+        app.timers(),
+        new ShardLeases(app.redis().sync()),
+        app.closer(),
+        app.time(),
+        app.metrics(),
+        new TimeoutSweeper.Settings(
+            c.sweepBatch(), c.claimLease(), c.sweepPoll(), c.invocationMargin(), threads));
   }
 
   @Override
