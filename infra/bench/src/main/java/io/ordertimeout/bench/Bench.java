@@ -13,8 +13,11 @@ import java.util.Map;
  * Prints the table and writes report.md and lag.svg under the results directory. Figures are
  * printed, never asserted; only correctness decides the exit code.
  *
- * <p>Run: {@code ./mvnw -q -pl infra/bench -am verify -DskipTests -Pbench -Dbench.main=Bench
- * -Dbench.args="--scale 0.1 --scenario S1,S2,S3 --system otc,redisson,cron-1s,cron-30s,raw-sql"}
+ * <p>Run: {@code ./mvnw -q -pl infra/bench -am verify -DskipTests -Pbench -Dbench.args="--scale 0.1
+ * --scenario S1,S2,S3 --system otc,redisson,cron-1s,cron-30s,raw-sql"}. Other options: --orders N
+ * (every scenario), --time-scale F (S1 spread, S3 backlog age and cron periods), --batch,
+ * --parallelism (0: as OrderTimeout wires it), --pool, --shards, --raw-threads, --raw-batch,
+ * --max-drain-seconds, --out DIR (default bench-results).
  */
 public final class Bench {
   private Bench() {}
@@ -61,9 +64,10 @@ public final class Bench {
             + Runtime.getRuntime().availableProcessors()
             + " cores, Java "
             + Runtime.version()
-            + ". CPU time and peak RSS are of this one JVM (closer, payer and drain poller;"
-            + " Redis and MariaDB run in their own processes); every run shares the JVM, its"
-            + " VmHWM reset before each run. Lag = closed_at - max(expire_at, run start), read"
+            + ". CPU time and peak RSS are of this one JVM (closer, payer and drain poller; under"
+            + " exec:java also Maven's own idle threads and JIT warm-up; Redis and MariaDB run in"
+            + " their own processes); every run shares the JVM, its VmHWM reset to the current RSS"
+            + " before each run, so peak RSS includes the heap earlier runs left. Lag = closed_at - max(expire_at, run start), read"
             + " from MySQL for TIMEOUT closes. Load = 1-min load average after the run.";
     Report.write(settings.out(), header, results, descriptions);
     if (print) {
