@@ -196,7 +196,9 @@ public final class OrderTimeout implements AutoCloseable {
             config.sweepBatch(),
             config.claimLease(),
             config.sweepPoll(),
-            config.invocationMargin()));
+            config.invocationMargin(),
+            // one closing transaction per pooled connection
+            config.dbPoolSize()));
   }
 
   /**

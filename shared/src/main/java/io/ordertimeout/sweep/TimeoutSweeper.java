@@ -10,11 +10,18 @@ import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.OrderEvents;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,13 +52,19 @@ public final class TimeoutSweeper {
    */
   static final long LEASE_REFRESH_MILLIS = 250;
 
+  /**
+   * A second closing transaction pays off only when each has enough orders: below ~50 the commit
+   * and round trips dominate and two transactions cost more than one.
+   */
+  static final int MIN_PARALLEL_CHUNK = 50;
+
   private final TimerIndex timers;
   private final ShardLeases leases;
   private final OrderCloser closer;
-  private final OrderEvents events;
   private final TimeSource time;
   private final Metrics metrics;
   private final Settings settings;
+  private final OrderEvents events;
 
   /**
    * This run's lease token, made when run() starts, not at construction: a sweeper built during
@@ -60,14 +73,45 @@ public final class TimeoutSweeper {
    */
   private volatile String token;
 
+  /** Moving average of closing time per order, for the hand-off decision (guarded by this). */
+  private double closeMillisPerOrder = 1.0;
+
   private long leasesRefreshedAt;
   private boolean leasesEverRefreshed;
-  private double closeMillisPerOrder = 1.0;
+
+  /** Whether the last pass took its full limit from some shard, i.e. more may be due already. */
+  private boolean lastPassFull;
+
+  private static final long UNKNOWN = Long.MIN_VALUE;
+
+  /** Per shard: its earliest score when last read (MAX_VALUE: empty), or UNKNOWN since a claim. */
+  private final long[] nextDue;
+
+  /** System.nanoTime() of the last read of every held shard's next deadline; 0: never. */
+  private long nextDueReadAt;
+
   private final Object sleeper = new Object();
   private volatile boolean done;
 
-  /** Tunables of the loop; see OtcConfig for the defaults and their reasons. */
-  public record Settings(int batch, Duration claimLease, Duration poll, Duration margin) {}
+  /**
+   * Tunables of the loop; see OtcConfig for the defaults and their reasons. {@code parallelism}
+   * shards are claimed and closed at once: a batch spends most of its time waiting on MySQL round
+   * trips (bench S3: ~1,500 closes/s on one thread), so a second transaction on another shard uses
+   * that wait. More than the DB pool size only queues on the pool.
+   */
+  public record Settings(
+      int batch, Duration claimLease, Duration poll, Duration margin, int parallelism) {
+    public Settings {
+      if (parallelism < 1) {
+        throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
+      }
+    }
+
+    /** One shard at a time. */
+    public Settings(int batch, Duration claimLease, Duration poll, Duration margin) {
+      this(batch, claimLease, poll, margin, 1);
+    }
+  }
 
   public TimeoutSweeper(
       TimerIndex timers,
@@ -84,6 +128,8 @@ public final class TimeoutSweeper {
     this.time = time;
     this.metrics = metrics;
     this.settings = settings;
+    this.nextDue = new long[timers.shards()];
+    java.util.Arrays.fill(nextDue, UNKNOWN);
   }
 
   /**
@@ -95,23 +141,28 @@ public final class TimeoutSweeper {
     token = UUID.randomUUID().toString();
     Counters counters = new Counters();
     TreeSet<Integer> held = new TreeSet<>();
+    ExecutorService closers = closers();
     try {
       while (!done && remainingMillis.getAsLong() > settings.margin().toMillis()) {
         try {
           refreshLeases(held);
-          int claimed = pass(held, counters, remainingMillis);
-          counters.passes++;
-          if (claimed == 0) {
+          int claimed = pass(held, counters, closers, remainingMillis);
+          counters.passes.incrementAndGet();
+          if (claimed == 0 || !lastPassFull) {
+            // Nothing more is due now: another pass would only cost a claim per shard.
             sleepUntilNextDeadline(held, remainingMillis);
           }
         } catch (RuntimeException e) {
-          counters.failedBatches++;
+          counters.failedBatches.incrementAndGet();
           metrics.count("sweep_errors", 1);
           log.warn("sweep pass failed (shards {}, token {}): {}", held, token, e.toString());
           sleep(jittered(settings.poll().toMillis() * 4));
         }
       }
     } finally {
+      if (closers != null) {
+        closers.shutdownNow();
+      }
       releaseAll(held);
     }
     return counters.stats(held.size(), (System.nanoTime() - started) / 1_000_000);
@@ -143,50 +194,132 @@ public final class TimeoutSweeper {
     }
   }
 
-  /** Claims and closes one batch per held shard; returns how many timers were claimed. */
-  private int pass(TreeSet<Integer> held, Counters counters, LongSupplier remainingMillis) {
-    int claimedTotal = 0;
-    for (int shard : held) {
-      long now = time.nowMillis();
-      List<String> claimed =
-          timers.claimDue(shard, now, settings.claimLease().toMillis(), settings.batch());
-      if (claimed.isEmpty()) {
-        continue;
-      }
-      claimedTotal += claimed.size();
-      counters.claimed += claimed.size();
-      if (remainingMillis.getAsLong() - settings.margin().toMillis()
-          < estimatedCloseMillis(claimed.size())) {
-        handOff(shard, claimed, OrderEvents.HandOffCause.OVER_BUDGET, counters);
-      } else {
-        closeClaimed(shard, claimed, counters);
-      }
+  private ExecutorService closers() {
+    if (settings.parallelism() == 1) {
+      return null;
     }
-    return claimedTotal;
+    AtomicInteger n = new AtomicInteger();
+    return Executors.newFixedThreadPool(
+        settings.parallelism(),
+        r -> {
+          Thread t = new Thread(r, "otc-sweep-closer-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
   }
 
-  private void closeClaimed(int shard, List<String> claimed, Counters counters) {
+  /**
+   * Claims the due timers of every held shard (at most {@code batch} each, {@code batch *
+   * parallelism} in all, starting at a rotating shard so none starves), then closes them together:
+   * in one transaction when few (steady traffic spreads a handful of due orders over 16 shards, and
+   * a transaction per shard would cost 16 commits for them), else in up to {@code parallelism}
+   * transactions of at most {@code batch} at once. Returns how many timers were claimed.
+   */
+  private int pass(
+      TreeSet<Integer> held,
+      Counters counters,
+      ExecutorService closers,
+      LongSupplier remainingMillis) {
+    List<String> claimed = claimAll(held, counters);
+    if (claimed.isEmpty()) {
+      return 0;
+    }
+    List<List<String>> chunks = chunks(claimed);
+    long budget = remainingMillis.getAsLong() - settings.margin().toMillis();
+    if (budget
+        < estimatedCloseMillis(chunks.get(0).size()) * (closers == null ? chunks.size() : 1)) {
+      // Not enough time left in this invocation: any number of consumers can take them now.
+      handOff(claimed, OrderEvents.HandOffCause.OVER_BUDGET, counters);
+      return claimed.size();
+    }
+    if (closers == null || chunks.size() == 1) {
+      chunks.forEach(chunk -> closeClaimed(chunk, counters));
+      return claimed.size();
+    }
+    List<Future<?>> running = new ArrayList<>(chunks.size());
+    chunks.forEach(chunk -> running.add(closers.submit(() -> closeClaimed(chunk, counters))));
+    for (Future<?> r : running) {
+      try {
+        r.get();
+      } catch (ExecutionException e) {
+        throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        done = true;
+      }
+    }
+    return claimed.size();
+  }
+
+  private List<String> claimAll(TreeSet<Integer> held, Counters counters) {
+    List<String> claimed = new ArrayList<>();
+    if (held.isEmpty()) {
+      return claimed;
+    }
+    int cap = settings.batch() * settings.parallelism();
+    List<Integer> shards = new ArrayList<>(held);
+    int first = (int) (counters.passes.get() % shards.size());
+    long now = time.nowMillis();
+    boolean trusted = nextDueTrusted();
+    lastPassFull = false;
+    for (int i = 0; i < shards.size(); i++) {
+      if (claimed.size() >= cap) {
+        lastPassFull = true;
+        break;
+      }
+      int shard = shards.get((first + i) % shards.size());
+      if (trusted && nextDue[shard] != UNKNOWN && nextDue[shard] > now) {
+        continue;
+      }
+      nextDue[shard] = UNKNOWN;
+      int limit = Math.min(settings.batch(), cap - claimed.size());
+      List<String> got = timers.claimDue(shard, now, settings.claimLease().toMillis(), limit);
+      lastPassFull |= got.size() == limit;
+      claimed.addAll(got);
+    }
+    counters.claimed.addAndGet(claimed.size());
+    return claimed;
+  }
+
+  /**
+   * Splits into at most {@code parallelism} chunks of at most {@code batch}, none smaller than
+   * {@link #MIN_PARALLEL_CHUNK} unless it is the only one.
+   */
+  private List<List<String>> chunks(List<String> claimed) {
+    int bySize = (claimed.size() + settings.batch() - 1) / settings.batch();
+    int byThreads =
+        Math.min(settings.parallelism(), Math.max(1, claimed.size() / MIN_PARALLEL_CHUNK));
+    int count = Math.max(bySize, byThreads);
+    List<List<String>> chunks = new ArrayList<>(count);
+    int size = (claimed.size() + count - 1) / count;
+    for (int from = 0; from < claimed.size(); from += size) {
+      chunks.add(claimed.subList(from, Math.min(claimed.size(), from + size)));
+    }
+    return chunks;
+  }
+
+  private void closeClaimed(List<String> claimed, Counters counters) {
     long started = System.nanoTime();
     try {
       CloseResult result = closer.close(claimed, CloseReason.TIMEOUT);
       observeCloseMillis(claimed.size(), (System.nanoTime() - started) / 1_000_000);
-      counters.closed += result.closed().size();
-      counters.notDue += result.notDue().size();
-      counters.alreadyFinal += result.alreadyFinal().size();
+      counters.closed.addAndGet(result.closed().size());
+      counters.notDue.addAndGet(result.notDue().size());
+      counters.alreadyFinal.addAndGet(result.alreadyFinal().size());
     } catch (DataAccessException e) {
-      counters.failedBatches++;
+      counters.failedBatches.incrementAndGet();
       metrics.count("close_batch_failures", 1);
       if (e.isTransient()) {
-        handOff(shard, claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
+        handOff(claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
       } else {
-        leaveLeased(shard, claimed, e);
+        leaveLeased(claimed, e);
       }
     } catch (RuntimeException e) {
       // Not a database verdict (Redis after the commit, WeChat, a bug in one order): consumers
       // retry each order on its own and dead-letter the one that keeps failing.
-      counters.failedBatches++;
+      counters.failedBatches.incrementAndGet();
       metrics.count("close_batch_failures", 1);
-      handOff(shard, claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
+      handOff(claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
     }
   }
 
@@ -195,53 +328,78 @@ public final class TimeoutSweeper {
    * closes the order and the closer removes the timer; if no consumer does within the lease, the
    * timer comes back to a sweep, so a failed or lost hand-off loses nothing.
    */
-  private void handOff(
-      int shard, List<String> claimed, OrderEvents.HandOffCause cause, Counters counters) {
+  private void handOff(List<String> claimed, OrderEvents.HandOffCause cause, Counters counters) {
     if (events.closeDue(claimed, cause)) {
-      counters.handedOff += claimed.size();
+      counters.handedOff.addAndGet(claimed.size());
       metrics.count("sweep_handed_off", claimed.size());
-      log.info("handed {} orders of shard {} to the stream ({})", claimed.size(), shard, cause);
+      log.info(
+          "handed {} orders (first {}) to the stream ({})", claimed.size(), claimed.get(0), cause);
     } else {
-      leaveLeased(shard, claimed, new IllegalStateException("hand-off to the stream failed"));
+      leaveLeased(claimed, new IllegalStateException("hand-off to the stream failed"));
     }
   }
 
-  private void leaveLeased(int shard, List<String> claimed, RuntimeException e) {
+  private void leaveLeased(List<String> claimed, RuntimeException e) {
     // The claimed timers keep their lease score: they come back to a claimer when it runs out.
     log.warn(
-        "closing {} claimed orders of shard {} failed; they return after the claim lease: {}",
+        "closing {} claimed orders (first {}) failed; they return after the claim lease: {}",
         claimed.size(),
-        shard,
+        claimed.get(0),
         e.toString());
   }
 
   /**
-   * What closing {@code orders} is expected to take: the moving average per order of this sweeper's
-   * batches, plus 20 ms for the round trips of any batch. Before the first batch it assumes 1 ms an
-   * order (a 500-order batch in 0.5 s, twice what a local MySQL takes).
+   * What closing {@code orders} in one transaction is expected to take: the moving average per
+   * order of this sweeper's batches, plus 20 ms for the round trips of any batch. Before the first
+   * batch it assumes 1 ms an order (a 500-order batch in 0.5 s, twice what a local MySQL takes).
    */
-  long estimatedCloseMillis(int orders) {
+  synchronized long estimatedCloseMillis(int orders) {
     return 20 + (long) Math.ceil(closeMillisPerOrder * orders);
   }
 
   /** Exponential moving average over ~8 batches: quick to follow a slow DB, steady on noise. */
-  private void observeCloseMillis(int orders, long millis) {
+  private synchronized void observeCloseMillis(int orders, long millis) {
     double perOrder = (double) millis / Math.max(1, orders);
     closeMillisPerOrder = closeMillisPerOrder * 7 / 8 + perOrder / 8;
   }
 
+  /**
+   * Sleeps until the earliest deadline of the held shards, at most one poll. Only shards whose next
+   * deadline is unknown (claimed since) are read again, unless the last full read is a poll old: in
+   * steady traffic a wake-up then costs one claim and one read of the shard that was due, not a
+   * claim and a read of all 16 shards.
+   */
   private void sleepUntilNextDeadline(TreeSet<Integer> held, LongSupplier remainingMillis) {
-    long wait = settings.poll().toMillis();
+    long poll = settings.poll().toMillis();
+    long wait = poll;
     if (!held.isEmpty()) {
+      boolean full = !nextDueTrusted();
       long now = time.nowMillis();
       for (int shard : held) {
-        OptionalLong next = timers.nextDeadline(shard);
-        if (next.isPresent()) {
-          wait = Math.min(wait, Math.max(1, next.getAsLong() - now));
+        if (full || nextDue[shard] == UNKNOWN) {
+          OptionalLong next = timers.nextDeadline(shard);
+          nextDue[shard] = next.isPresent() ? next.getAsLong() : Long.MAX_VALUE;
+        }
+        if (nextDue[shard] != Long.MAX_VALUE) {
+          wait = Math.min(wait, Math.max(1, nextDue[shard] - now));
         }
       }
+      if (full) {
+        nextDueReadAt = System.nanoTime();
+      }
+      wait = Math.min(wait, Math.max(1, poll - (System.nanoTime() - nextDueReadAt) / 1_000_000));
     }
     sleep(Math.min(wait, Math.max(0, remainingMillis.getAsLong() - settings.margin().toMillis())));
+  }
+
+  /**
+   * The cached next deadlines are trusted for one poll: a timer scheduled meanwhile with an earlier
+   * deadline (a not-yet-due order moved back by a closer, an order placed with a deadline under 50
+   * ms away) waits at most one poll longer, as it would have without the cache.
+   */
+  private boolean nextDueTrusted() {
+    return nextDueReadAt != 0
+        && (System.nanoTime() - nextDueReadAt) / 1_000_000 < settings.poll().toMillis();
   }
 
   private void releaseAll(TreeSet<Integer> held) {
@@ -279,24 +437,25 @@ public final class TimeoutSweeper {
     }
   }
 
+  /** Shared by the closer threads of one run. */
   private static final class Counters {
-    long passes;
-    long claimed;
-    long closed;
-    long notDue;
-    long alreadyFinal;
-    long failedBatches;
-    long handedOff;
+    final AtomicLong passes = new AtomicLong();
+    final AtomicLong claimed = new AtomicLong();
+    final AtomicLong closed = new AtomicLong();
+    final AtomicLong notDue = new AtomicLong();
+    final AtomicLong alreadyFinal = new AtomicLong();
+    final AtomicLong failedBatches = new AtomicLong();
+    final AtomicLong handedOff = new AtomicLong();
 
     SweepStats stats(int shardsHeld, long durationMillis) {
       return new SweepStats(
-          passes,
-          claimed,
-          closed,
-          notDue,
-          alreadyFinal,
-          failedBatches,
-          handedOff,
+          passes.get(),
+          claimed.get(),
+          closed.get(),
+          notDue.get(),
+          alreadyFinal.get(),
+          failedBatches.get(),
+          handedOff.get(),
           shardsHeld,
           durationMillis);
     }

@@ -1,0 +1,95 @@
+package io.ordertimeout.bench;
+
+import io.ordertimeout.embedded.EmbeddedServers;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The scenario bench of issue 8: every selected scenario against every selected system, one after
+ * the other in this JVM on the same Redis and MariaDB, each on a fresh schema and key prefix.
+ * Prints the table and writes report.md and lag.svg under the results directory. Figures are
+ * printed, never asserted; only correctness decides the exit code.
+ *
+ * <p>Run: {@code ./mvnw -q -pl infra/bench -am verify -DskipTests -Pbench -Dbench.args="--scale 0.1
+ * --scenario S1,S2,S3 --system otc,redisson,cron-1s,cron-30s,raw-sql"}. Other options: --orders N
+ * (every scenario), --time-scale F (S1 spread, S3 backlog age and cron periods), --batch,
+ * --parallelism (0: as OrderTimeout wires it), --pool, --shards, --raw-threads, --raw-batch,
+ * --max-drain-seconds, --out DIR (default bench-results).
+ */
+public final class Bench {
+  private Bench() {}
+
+  public static void main(String[] args) throws Exception {
+    List<CellResult> results = run(BenchSettings.parse(args), true);
+    boolean ok =
+        results.stream().allMatch(r -> r.invariantsOk() && r.unpaidLeft() == 0 && r.drained());
+    System.exit(ok ? 0 : 1);
+  }
+
+  /** Runs the selected cells and writes the report; returns every cell's figures. */
+  static List<CellResult> run(BenchSettings settings, boolean print) throws Exception {
+    EmbeddedServers servers = EmbeddedServers.get();
+    CellRunner runner = new CellRunner(servers, settings);
+    List<CellResult> results = new ArrayList<>();
+    Map<String, String> descriptions = new LinkedHashMap<>();
+    for (Scenario scenario : Scenario.all(settings.scale(), settings.timeScale())) {
+      if (!settings.scenarios().contains(scenario.name())) {
+        continue;
+      }
+      Scenario s =
+          settings.ordersOverride() > 0 ? scenario.withOrders(settings.ordersOverride()) : scenario;
+      descriptions.put(s.name(), s.orders() + " orders, " + s.title());
+      List<Scenario.Order> orders = s.generate();
+      for (String system : settings.systems()) {
+        if (print) {
+          System.out.printf("%s x %s: %d orders ...%n", s.name(), system, s.orders());
+        }
+        CellResult r = runner.run(s, orders, system);
+        results.add(r);
+        if (print) {
+          System.out.print(Report.table(List.of(r)).lines().skip(2).findFirst().orElse("") + "\n");
+        }
+      }
+    }
+    describeSystems(descriptions, settings);
+    String header =
+        "# order-timeout bench, "
+            + Instant.now()
+            + "\n\nSettings: "
+            + settings
+            + ". Machine: "
+            + Runtime.getRuntime().availableProcessors()
+            + " cores, Java "
+            + Runtime.version()
+            + ". CPU time and peak RSS are of this one JVM (closer, payer and drain poller; under"
+            + " exec:java also Maven's own idle threads and JIT warm-up; Redis and MariaDB run in"
+            + " their own processes); every run shares the JVM, its VmHWM reset to the current RSS"
+            + " before each run, so peak RSS includes the heap earlier runs left. Lag = closed_at - max(expire_at, run start), read"
+            + " from MySQL for TIMEOUT closes. Load = 1-min load average after the run.";
+    Report.write(settings.out(), header, results, descriptions);
+    if (print) {
+      System.out.println();
+      System.out.println(Report.table(results));
+      System.out.println("report: " + settings.out().resolve("report.md").toAbsolutePath());
+      System.out.println("chart:  " + settings.out().resolve("lag.svg").toAbsolutePath());
+    }
+    return results;
+  }
+
+  private static void describeSystems(Map<String, String> d, BenchSettings settings) {
+    d.put("otc", "this system (TimeoutSweeper, Redis timer index, OrderCloser)");
+    d.put("redisson", "Redisson RDelayedQueue -> 1 worker closing one order per transaction");
+    d.put(
+        "cron-1s / cron-30s",
+        "scan of overdue UNPAID orders every 1 s / 30 s (x time-scale), OrderCloser in batches of "
+            + CronScanSystem.BATCH);
+    d.put(
+        "raw-sql",
+        "ceiling: the same DB writes as raw batched SQL, "
+            + settings.rawThreads()
+            + " threads, no Redis, no Java logic");
+  }
+}

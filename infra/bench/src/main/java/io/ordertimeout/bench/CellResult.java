@@ -1,0 +1,39 @@
+package io.ordertimeout.bench;
+
+import org.HdrHistogram.Histogram;
+
+/** The figures of one system on one scenario. */
+record CellResult(
+    String scenario,
+    String system,
+    int orders,
+    long closedTimeout,
+    long paid,
+    long unpaidLeft,
+    long closedEarly,
+    Histogram lagMicros,
+    double drainSeconds,
+    double tailSeconds,
+    double closesPerSecond,
+    double cpuSeconds,
+    long peakRssKb,
+    double redisBytesPerOrder,
+    boolean drained,
+    String invariants,
+    double loadAverage,
+    String notes) {
+
+  boolean invariantsOk() {
+    return "OK".equals(invariants);
+  }
+
+  double lagMillis(double percentile) {
+    return lagMicros.getTotalCount() == 0
+        ? Double.NaN
+        : lagMicros.getValueAtPercentile(percentile) / 1_000.0;
+  }
+
+  double maxLagMillis() {
+    return lagMicros.getTotalCount() == 0 ? Double.NaN : lagMicros.getMaxValue() / 1_000.0;
+  }
+}

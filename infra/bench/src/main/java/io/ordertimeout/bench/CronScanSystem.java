@@ -1,0 +1,133 @@
+package io.ordertimeout.bench;
+
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.order.CloseReason;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The original design: a scheduled job every {@code period} selects the overdue unpaid orders
+ * ({@code status = 'UNPAID' AND created_at < now - timeout}; with created_at = expire_at - timeout
+ * that is {@code expire_at <= NOW(3)}, which the (status, expire_at) index serves) and closes them
+ * through the close use case in batches of 500, one after the other, until none is left.
+ */
+final class CronScanSystem implements ClosingSystem {
+  static final int BATCH = 500;
+
+  private final OrderTimeout app;
+  private final long periodMillis;
+  private final String name;
+  private Thread thread;
+  private volatile boolean stopped;
+  private final Object sleeper = new Object();
+
+  CronScanSystem(OrderTimeout app, String name, long periodMillis) {
+    this.app = app;
+    this.name = name;
+    this.periodMillis = periodMillis;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public String description() {
+    return "cron scan every "
+        + periodMillis
+        + " ms: SELECT overdue UNPAID LIMIT "
+        + BATCH
+        + ", OrderCloser.close per batch, 1 thread";
+  }
+
+  @Override
+  public long scheduleMicrosPerOrder() {
+    return 0;
+  }
+
+  @Override
+  public void schedule(Map<String, Long> deadlines) {
+    // Nothing: the scan finds the orders in MySQL.
+  }
+
+  @Override
+  public void start() {
+    thread = new Thread(this::loop, "bench-" + name);
+    thread.start();
+  }
+
+  private void loop() {
+    long next = System.currentTimeMillis();
+    while (!stopped) {
+      try {
+        scanOnce();
+      } catch (RuntimeException | SQLException e) {
+        System.err.println(name + ": scan failed: " + e);
+      }
+      next += periodMillis;
+      sleepUntil(next);
+    }
+  }
+
+  private void scanOnce() throws SQLException {
+    while (!stopped) {
+      List<String> due = overdue();
+      if (!due.isEmpty()) {
+        app.closer().close(due, CloseReason.TIMEOUT);
+      }
+      if (due.size() < BATCH) {
+        return;
+      }
+    }
+  }
+
+  private List<String> overdue() throws SQLException {
+    List<String> ids = new ArrayList<>(BATCH);
+    try (Connection c = app.dataSource().getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT order_id FROM orders WHERE status = 'UNPAID' AND expire_at <= NOW(3)"
+                    + " ORDER BY expire_at LIMIT "
+                    + BATCH);
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        ids.add(rs.getString(1));
+      }
+    }
+    return ids;
+  }
+
+  private void sleepUntil(long epochMillis) {
+    synchronized (sleeper) {
+      long wait;
+      while (!stopped && (wait = epochMillis - System.currentTimeMillis()) > 0) {
+        try {
+          sleeper.wait(wait);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  @Override
+  public void onPaid(List<String> orderIds) {
+    // Nothing: the scan's status filter skips paid orders.
+  }
+
+  @Override
+  public void stop() throws InterruptedException {
+    stopped = true;
+    synchronized (sleeper) {
+      sleeper.notifyAll();
+    }
+    thread.join();
+  }
+}

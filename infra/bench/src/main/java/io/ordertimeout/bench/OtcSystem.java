@@ -1,0 +1,85 @@
+package io.ordertimeout.bench;
+
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.redis.ShardLeases;
+import io.ordertimeout.sweep.SweepStats;
+import io.ordertimeout.sweep.TimeoutSweeper;
+import java.util.List;
+import java.util.Map;
+
+/** This system: the timer index in Redis and one TimeoutSweeper, as the sweep function runs it. */
+final class OtcSystem implements ClosingSystem {
+  private final OrderTimeout app;
+  private final int parallelism;
+  private TimeoutSweeper sweeper;
+  private Thread thread;
+  private volatile SweepStats stats;
+
+  /** {@code parallelism} 0: the sweeper as OrderTimeout wires it; else that many closer threads. */
+  OtcSystem(OrderTimeout app, int parallelism) {
+    this.app = app;
+    this.parallelism = parallelism;
+  }
+
+  @Override
+  public String name() {
+    return "otc";
+  }
+
+  @Override
+  public String description() {
+    return "this system: TimeoutSweeper over "
+        + app.config().timerShards()
+        + " timer shards, batch "
+        + app.config().sweepBatch()
+        + ", poll "
+        + app.config().sweepPoll().toMillis()
+        + " ms, DB pool "
+        + app.config().dbPoolSize();
+  }
+
+  @Override
+  public long scheduleMicrosPerOrder() {
+    return 10;
+  }
+
+  @Override
+  public void schedule(Map<String, Long> deadlines) {
+    app.timers().scheduleAll(deadlines);
+  }
+
+  @Override
+  public void start() {
+    sweeper = parallelism == 0 ? app.newSweeper() : sweeperWith(parallelism);
+    thread = new Thread(() -> stats = sweeper.run(() -> Long.MAX_VALUE / 4), "bench-otc-sweeper");
+    thread.start();
+  }
+
+  private TimeoutSweeper sweeperWith(int threads) {
+    var c = app.config();
+    return new TimeoutSweeper(
+        app.timers(),
+        new ShardLeases(app.redis().sync()),
+        app.closer(),
+        app.time(),
+        app.metrics(),
+        new TimeoutSweeper.Settings(
+            c.sweepBatch(), c.claimLease(), c.sweepPoll(), c.invocationMargin(), threads));
+  }
+
+  @Override
+  public void onPaid(List<String> orderIds) {
+    // The paid path's last step (DESIGN.md section 6): ZREM the timer after the commit.
+    app.timers().remove(orderIds);
+  }
+
+  @Override
+  public void stop() throws InterruptedException {
+    sweeper.terminate();
+    thread.join();
+  }
+
+  SweepStats stats() {
+    return stats;
+  }
+}

@@ -1,0 +1,42 @@
+package io.ordertimeout.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Every scenario against every system at 300 orders, with S1's minute and the cron periods scaled
+ * down to 2%, so the bench cannot rot. Asserts correctness only (invariants, every order final,
+ * none closed early, the report written), never a timing.
+ */
+class BenchSmokeTest {
+  @TempDir Path out;
+
+  @Test
+  void everyScenarioAndSystemClosesEveryOrderCorrectly() throws Exception {
+    BenchSettings settings =
+        BenchSettings.parse(
+            new String[] {"--orders", "300", "--time-scale", "0.02", "--out", out.toString()});
+
+    List<CellResult> results = Bench.run(settings, false);
+
+    assertThat(results).hasSize(3 * BenchSettings.ALL_SYSTEMS.size());
+    for (CellResult r : results) {
+      String cell = r.scenario() + " x " + r.system() + ": " + r.notes();
+      assertThat(r.invariants()).as(cell).isEqualTo("OK");
+      assertThat(r.drained()).as(cell).isTrue();
+      assertThat(r.unpaidLeft()).as(cell).isZero();
+      assertThat(r.closedEarly()).as(cell).isZero();
+      assertThat(r.closedTimeout() + r.paid()).as(cell).isEqualTo(300);
+      assertThat(r.lagMicros().getTotalCount()).as(cell).isEqualTo(r.closedTimeout());
+    }
+    assertThat(results.stream().filter(r -> r.scenario().equals("S1")).mapToLong(r -> r.paid()))
+        .allMatch(paid -> paid > 0);
+    assertThat(Files.readString(out.resolve("report.md"))).contains("| S3 | raw-sql |");
+    assertThat(Files.readString(out.resolve("lag.svg"))).contains("<polyline");
+  }
+}
