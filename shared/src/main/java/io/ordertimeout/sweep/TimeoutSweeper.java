@@ -185,12 +185,28 @@ public final class TimeoutSweeper {
     }
     leasesEverRefreshed = true;
     leasesRefreshedAt = now;
+    RuntimeException firstFailure = null;
     for (int shard = 0; shard < timers.shards(); shard++) {
-      if (leases.acquire(timers.leaseKey(shard), token, SHARD_LEASE.toMillis())) {
-        held.add(shard);
-      } else {
+      try {
+        if (leases.acquire(timers.leaseKey(shard), token, SHARD_LEASE.toMillis())) {
+          held.add(shard);
+        } else {
+          held.remove(shard);
+        }
+      } catch (RuntimeException e) {
+        // One cluster master down must not stall the shards the healthy masters serve: give this
+        // shard up for now (its lease expires by itself) and sweep the others.
         held.remove(shard);
+        firstFailure = firstFailure == null ? e : firstFailure;
       }
+    }
+    if (firstFailure != null) {
+      metrics.count("sweep_shard_errors", 1);
+      if (held.isEmpty()) {
+        throw firstFailure;
+      }
+      log.warn(
+          "some shard leases could not be renewed; sweeping {}: {}", held, firstFailure.toString());
     }
   }
 
@@ -273,7 +289,18 @@ public final class TimeoutSweeper {
       }
       nextDue[shard] = UNKNOWN;
       int limit = Math.min(settings.batch(), cap - claimed.size());
-      List<String> got = timers.claimDue(shard, now, settings.claimLease().toMillis(), limit);
+      List<String> got;
+      try {
+        got = timers.claimDue(shard, now, settings.claimLease().toMillis(), limit);
+      } catch (RuntimeException e) {
+        // As for leases: a shard whose master is unreachable is skipped, the others are swept.
+        metrics.count("sweep_shard_errors", 1);
+        log.warn("claiming shard {} failed; the other shards are swept: {}", shard, e.toString());
+        if (held.size() == 1) {
+          throw e;
+        }
+        continue;
+      }
       lastPassFull |= got.size() == limit;
       claimed.addAll(got);
     }
