@@ -75,6 +75,26 @@ public final class TestStack implements AutoCloseable {
     return withWeChat(hint, wechat, Duration.ofSeconds(2));
   }
 
+  /**
+   * A stack whose configuration is {@link #testConfig} with {@code overrides} (OTC_* names) on top,
+   * e.g. another OTC_REDIS_URI for a test that restarts its own Redis, or a shorter
+   * OTC_CLAIM_LEASE_MS. {@code gateway} may be null (payments off).
+   */
+  public static TestStack withOverrides(
+      String hint, Map<String, String> overrides, PaymentGateway gateway) {
+    EmbeddedServers servers = EmbeddedServers.get();
+    String schema = servers.createSchema(hint);
+    Map<String, String> env = testEnvironment(servers, schema, servers.newKeyPrefix(hint));
+    env.putAll(overrides);
+    return new TestStack(
+        servers, schema, new OrderTimeout(OtcConfig.fromEnvironment(env), null, gateway));
+  }
+
+  /** The schema name of this stack, e.g. to find its connections in the process list. */
+  public String schema() {
+    return schema;
+  }
+
   /** A gateway for the "default" tenant with the simulator's merchant account and keys. */
   public static PaymentGateway gatewayFor(WeChatPaySimulator wechat, Duration readTimeout) {
     return new WeChatPayGateway(
@@ -139,6 +159,11 @@ public final class TestStack implements AutoCloseable {
 
   /** Defaults for tests: a bigger pool, 4 shards, quick polls and no invocation margin. */
   public static OtcConfig testConfig(EmbeddedServers servers, String schema, String keyPrefix) {
+    return OtcConfig.fromEnvironment(testEnvironment(servers, schema, keyPrefix));
+  }
+
+  private static Map<String, String> testEnvironment(
+      EmbeddedServers servers, String schema, String keyPrefix) {
     Map<String, String> env = new HashMap<>();
     env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
     env.put("OTC_MYSQL_USER", servers.mysqlUser());
@@ -150,7 +175,7 @@ public final class TestStack implements AutoCloseable {
     env.put("OTC_SWEEP_POLL_MS", "20");
     env.put("OTC_INVOCATION_MARGIN_MS", "0");
     env.put("OTC_MIGRATE_ON_START", "true");
-    return OtcConfig.fromEnvironment(env);
+    return env;
   }
 
   public OrderTimeout app() {

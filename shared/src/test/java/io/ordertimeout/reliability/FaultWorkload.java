@@ -1,0 +1,174 @@
+package io.ordertimeout.reliability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.order.OrderStore;
+import io.ordertimeout.testing.TestStack;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The mixed workload of one fault scenario: orders placed through the real use case, a quarter each
+ * paid (prepaid, then paid at the WeChat simulator, which notifies the webhook), cancelled by the
+ * user, abandoned before prepay and abandoned after prepay; then the expected final state of each.
+ */
+final class FaultWorkload {
+  static final String SKU = "sku-hot";
+  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
+
+  enum Role {
+    PAY,
+    CANCEL,
+    ABANDON,
+    ABANDON_PREPAID
+  }
+
+  private final TestStack stack;
+  private final WeChatPaySimulator wechat;
+  private final Map<String, Role> roles = new LinkedHashMap<>();
+  private long cancelRetries;
+
+  FaultWorkload(TestStack stack, WeChatPaySimulator wechat) {
+    this.stack = stack;
+    this.wechat = wechat;
+    stack.seedSku(SKU, 1_000_000);
+  }
+
+  /**
+   * Places {@code count} orders; cancelled ones get 120 s (they must close as USER_CANCEL, never
+   * time out during a test), the others {@code deadlineSeconds}.
+   */
+  void place(String tag, int count, int deadlineSeconds) {
+    for (int i = 0; i < count; i++) {
+      Role role = Role.values()[i % Role.values().length];
+      String id = tag + "-" + role.name().toLowerCase(java.util.Locale.ROOT) + "-" + i;
+      int deadline = role == Role.CANCEL ? 120 : deadlineSeconds;
+      stack.place(id, "u" + i, deadline, null, new OrderItem(SKU, 1 + i % 3));
+      if (role == Role.PAY || role == Role.ABANDON_PREPAID) {
+        stack.app().prepays().prepay(id, OPEN_ID, null);
+      }
+      roles.put(id, role);
+    }
+  }
+
+  List<String> ids(Role role) {
+    return roles.entrySet().stream()
+        .filter(e -> e.getValue() == role)
+        .map(Map.Entry::getKey)
+        .toList();
+  }
+
+  int size() {
+    return roles.size();
+  }
+
+  /** Pays the PAY orders at WeChat (notifications go out) and asks to cancel the CANCEL ones. */
+  void payAndCancel(long shuffleSeed) {
+    wechat.payShuffled(ids(Role.PAY), shuffleSeed);
+    ids(Role.CANCEL).forEach(this::requestCancel);
+  }
+
+  /** A client whose cancel failed (503) or whose order still shows UNPAID asks again. */
+  void retryCancels() {
+    for (String id : ids(Role.CANCEL)) {
+      if (statusOf(id).equals("UNPAID")) {
+        cancelRetries++;
+        requestCancel(id);
+      }
+    }
+  }
+
+  long cancelRetries() {
+    return cancelRetries;
+  }
+
+  private void requestCancel(String id) {
+    try {
+      stack.app().cancels().request(id);
+    } catch (RuntimeException redisOrDbDown) {
+      // the API answers 503; the client retries (retryCancels)
+    }
+  }
+
+  String statusOf(String id) {
+    return stack.app().orders().find(id).orElseThrow().status().name();
+  }
+
+  long unpaid() {
+    return stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'");
+  }
+
+  /**
+   * Stand-in for io.ordertimeout.compensation.Compensator (being written; the lead switches this
+   * call to it): re-schedules every UNPAID order's timer from MySQL's expire_at, which is what
+   * compensation does for timers lost with Redis. Answers how many it scheduled.
+   */
+  static int rescheduleUnpaidFromMySql(TestStack stack) {
+    Map<String, Long> deadlines =
+        stack.sql(
+            c -> {
+              Map<String, Long> out = new LinkedHashMap<>();
+              try (PreparedStatement ps =
+                      c.prepareStatement(
+                          "SELECT order_id, expire_at FROM orders WHERE status = 'UNPAID'");
+                  ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                  out.put(
+                      rs.getString("order_id"), OrderStore.instant(rs, "expire_at").toEpochMilli());
+                }
+              }
+              return out;
+            });
+    if (!deadlines.isEmpty()) {
+      stack.app().timers().scheduleAll(deadlines);
+    }
+    return deadlines.size();
+  }
+
+  /**
+   * Every order in its right final state: paid ones PAID, cancelled ones CLOSED USER_CANCEL,
+   * abandoned ones CLOSED TIMEOUT and not before their deadline; and DESIGN.md's invariants.
+   */
+  void assertFinalStates() {
+    List<String> wrong = new ArrayList<>();
+    for (Map.Entry<String, Role> e : roles.entrySet()) {
+      String expected =
+          switch (e.getValue()) {
+            case PAY -> "PAID|null";
+            case CANCEL -> "CLOSED|USER_CANCEL";
+            case ABANDON, ABANDON_PREPAID -> "CLOSED|TIMEOUT";
+          };
+      String actual =
+          stack
+              .dump("SELECT status, close_reason FROM orders WHERE order_id = '" + e.getKey() + "'")
+              .get(0);
+      if (!actual.equals(expected + "|")) {
+        wrong.add(e.getKey() + " is " + actual + " expected " + expected);
+      }
+    }
+    assertThat(wrong).as("orders in the wrong final state").isEmpty();
+    assertThat(closedEarly()).as("orders closed before their deadline").isZero();
+    assertThat(stack.count("SELECT COUNT(*) FROM paid_after_close"))
+        .as("paid-after-close cases")
+        .isZero();
+    stack.assertInvariants();
+  }
+
+  long closedEarly() {
+    return stack.count(
+        "SELECT COUNT(*) FROM orders WHERE close_reason = 'TIMEOUT' AND closed_at < expire_at");
+  }
+
+  long count(String status, String reason) {
+    return reason == null
+        ? stack.count("SELECT COUNT(*) FROM orders WHERE status = ?", status)
+        : stack.count(
+            "SELECT COUNT(*) FROM orders WHERE status = ? AND close_reason = ?", status, reason);
+  }
+}

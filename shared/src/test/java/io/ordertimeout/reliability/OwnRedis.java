@@ -1,0 +1,99 @@
+package io.ordertimeout.reliability;
+
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import redis.embedded.RedisServer;
+
+/**
+ * A redis-server process of the fault tests' own (the embedded-redis binary), so their restarts and
+ * outages never reach the JVM-shared server other test classes use. It keeps its port across
+ * restarts; {@link #kill()} loses the data, {@link #shutdownSaving()} keeps it (RDB in a temp dir).
+ */
+final class OwnRedis implements AutoCloseable {
+  private final int port;
+  private final Path dir;
+  private RedisServer server;
+
+  private OwnRedis(int port, Path dir) {
+    this.port = port;
+    this.dir = dir;
+  }
+
+  static OwnRedis start() {
+    try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      OwnRedis redis = new OwnRedis(probe.getLocalPort(), Files.createTempDirectory("otc-fault-"));
+      probe.close();
+      redis.startAgain();
+      return redis;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot start the fault tests' own Redis", e);
+    }
+  }
+
+  String uri() {
+    return "redis://127.0.0.1:" + port;
+  }
+
+  /** Starts on the same port; with the RDB file of a {@link #shutdownSaving()} if there is one. */
+  synchronized void startAgain() {
+    try {
+      server =
+          RedisServer.newRedisServer()
+              .port(port)
+              .bind("127.0.0.1")
+              .setting("dir " + dir)
+              .setting("save \"\"")
+              .setting("appendonly no")
+              .setting("daemonize no")
+              .onShutdownForceStop(true)
+              .build();
+      server.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException("own Redis did not start on port " + port, e);
+    }
+  }
+
+  /** A crash: the process is stopped and its data is gone. */
+  synchronized void kill() {
+    try {
+      Files.deleteIfExists(dir.resolve("dump.rdb"));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot delete own Redis's dump in " + dir, e);
+    }
+    stopProcess();
+  }
+
+  private void stopProcess() {
+    try {
+      server.stop();
+    } catch (IOException e) {
+      throw new UncheckedIOException("own Redis on port " + port + " did not stop", e);
+    }
+  }
+
+  /** SHUTDOWN SAVE: the process exits after writing its data, the next start reloads it. */
+  synchronized void shutdownSaving() {
+    RedisClient admin = RedisClient.create(RedisURI.create(uri()));
+    try (StatefulRedisConnection<String, String> c = admin.connect()) {
+      c.sync().shutdown(true);
+    } catch (RuntimeException expected) {
+      // the server closes the connection as it exits
+    } finally {
+      admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
+    }
+    stopProcess(); // the process has exited; its RDB file stays for startAgain()
+  }
+
+  @Override
+  public synchronized void close() {
+    kill();
+  }
+}

@@ -1,0 +1,124 @@
+package io.ordertimeout.reliability;
+
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.stream.StreamConsumer;
+import io.ordertimeout.sweep.TimeoutSweeper;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Sweeps and stream consumers running as back-to-back invocations of {@code invocationMillis} each
+ * (as Lambda schedules run them), until {@link #close()}. An invocation that dies on a fault is
+ * counted and the next one starts, as the next scheduled invocation would.
+ */
+final class Workers implements AutoCloseable {
+  private final List<Thread> threads = new ArrayList<>();
+  private final List<TimeoutSweeper> sweepers = new ArrayList<>();
+  private final List<StreamConsumer> consumers = new ArrayList<>();
+  private final AtomicLong failedInvocations = new AtomicLong();
+  private final long invocationMillis;
+  private volatile boolean stopping;
+
+  Workers(OrderTimeout app, int sweeps, int streamConsumers, long invocationMillis) {
+    this.invocationMillis = invocationMillis;
+    for (int i = 0; i < sweeps; i++) {
+      start("sweep-" + i, () -> sweepOnce(app));
+    }
+    for (int i = 0; i < streamConsumers; i++) {
+      start("consume-" + i, () -> consumeOnce(app));
+    }
+  }
+
+  long failedInvocations() {
+    return failedInvocations.get();
+  }
+
+  private void start(String name, Runnable invocation) {
+    Thread t =
+        new Thread(
+            () -> {
+              while (!stopping) {
+                try {
+                  invocation.run();
+                } catch (RuntimeException e) {
+                  failedInvocations.incrementAndGet();
+                  pause(200);
+                }
+              }
+            },
+            "fault-" + name);
+    t.setDaemon(true);
+    threads.add(t);
+    t.start();
+  }
+
+  private void sweepOnce(OrderTimeout app) {
+    TimeoutSweeper sweeper = app.newSweeper();
+    register(sweepers, sweeper);
+    long end = System.currentTimeMillis() + invocationMillis;
+    try {
+      sweeper.run(() -> stopping ? 0 : end - System.currentTimeMillis());
+    } finally {
+      unregister(sweepers, sweeper);
+    }
+  }
+
+  private void consumeOnce(OrderTimeout app) {
+    long end = System.currentTimeMillis() + invocationMillis;
+    try (StreamConsumer consumer = app.newStreamConsumer()) {
+      register(consumers, consumer);
+      try {
+        consumer.run(() -> stopping ? 0 : end - System.currentTimeMillis());
+      } finally {
+        unregister(consumers, consumer);
+      }
+    }
+  }
+
+  private <T> void register(List<T> list, T worker) {
+    synchronized (list) {
+      list.add(worker);
+    }
+    if (stopping) {
+      stopAll();
+    }
+  }
+
+  private static <T> void unregister(List<T> list, T worker) {
+    synchronized (list) {
+      list.remove(worker);
+    }
+  }
+
+  private void stopAll() {
+    synchronized (sweepers) {
+      sweepers.forEach(TimeoutSweeper::terminate);
+    }
+    synchronized (consumers) {
+      consumers.forEach(StreamConsumer::terminate);
+    }
+  }
+
+  static void pause(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public void close() {
+    stopping = true;
+    stopAll();
+    for (Thread t : threads) {
+      try {
+        t.join(30_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+}
