@@ -112,8 +112,10 @@ public final class StreamConsumer implements AutoCloseable {
 
   /** Ends the loop after the current pass (a blocked read returns within the block time). */
   public void terminate() {
-    done = true;
+    // set under the sleeper's lock, and sleep() checks it there: a terminate() between that check
+    // and wait() cannot be missed
     synchronized (sleeper) {
+      done = true;
       sleeper.notifyAll();
     }
   }
@@ -402,10 +404,13 @@ public final class StreamConsumer implements AutoCloseable {
   }
 
   private void sleep(long millis) {
-    if (millis <= 0 || done) {
+    if (millis <= 0) {
       return;
     }
     synchronized (sleeper) {
+      if (done) {
+        return;
+      }
       try {
         sleeper.wait(millis);
       } catch (InterruptedException e) {
@@ -440,7 +445,7 @@ public final class StreamConsumer implements AutoCloseable {
     try {
       String id = io.ordertimeout.api.Json.MAPPER.readTree(text).path("orderId").asText(null);
       return id != null && id.length() <= 32 ? id : null;
-    } catch (Exception e) {
+    } catch (java.io.IOException | RuntimeException e) {
       return null;
     }
   }
@@ -450,7 +455,7 @@ public final class StreamConsumer implements AutoCloseable {
     try {
       String type = io.ordertimeout.api.Json.MAPPER.readTree(text).path("type").asText(null);
       return type != null && type.length() <= 32 ? type : null;
-    } catch (Exception e) {
+    } catch (java.io.IOException | RuntimeException e) {
       return null;
     }
   }

@@ -80,7 +80,7 @@ public final class TimeoutSweeper {
   private boolean leasesEverRefreshed;
 
   /** Whether the last pass took its full limit from some shard, i.e. more may be due already. */
-  private boolean lastPassFull;
+  private volatile boolean lastPassFull;
 
   private static final long UNKNOWN = Long.MIN_VALUE;
 
@@ -88,7 +88,7 @@ public final class TimeoutSweeper {
   private final long[] nextDue;
 
   /** System.nanoTime() of the last read of every held shard's next deadline; 0: never. */
-  private long nextDueReadAt;
+  private volatile long nextDueReadAt;
 
   private final Object sleeper = new Object();
   private volatile boolean done;
