@@ -294,8 +294,21 @@ public final class PaymentService {
     }
   }
 
-  /** Inserts the case once; answers whether this call inserted it. */
+  /**
+   * Inserts the case once; answers whether this call inserted it. The JDBC driver reports found
+   * rows, so the upsert's count is 1 for a duplicate too: the SELECT tells them apart, and the
+   * order row this transaction locked keeps anyone else from inserting the case in between.
+   */
   private static boolean recordPaidAfterClose(Connection c, PaidTrade trade) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("SELECT 1 FROM paid_after_close WHERE order_id = ?")) {
+      ps.setString(1, trade.orderId());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next()) {
+          return false;
+        }
+      }
+    }
     try (PreparedStatement ps =
         c.prepareStatement(
             "INSERT INTO paid_after_close (order_id, tenant_id, transaction_id, amount_fen,"
