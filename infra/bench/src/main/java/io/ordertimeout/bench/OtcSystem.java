@@ -61,6 +61,7 @@ final class OtcSystem implements ClosingSystem {
         app.timers(),
         new ShardLeases(app.redis().sync()),
         app.closer(),
+        app.events(),
         app.time(),
         app.metrics(),
         new TimeoutSweeper.Settings(

@@ -20,6 +20,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -114,7 +115,7 @@ final class DemoScenario {
     this.settings = settings;
     this.out = out;
     byte[] random = new byte[3];
-    new Random().nextBytes(random);
+    java.util.concurrent.ThreadLocalRandom.current().nextBytes(random);
     this.tag = "d" + HexFormat.of().formatHex(random);
   }
 
@@ -163,7 +164,7 @@ final class DemoScenario {
 
   /** 1-3 lines over the 200 SKUs, a hot-SKU line in a third of the orders, a coupon in some. */
   private String placeBody(Order order) {
-    Random random = new Random(settings.seed() * 31 + order.index());
+    SplittableRandom random = new SplittableRandom(settings.seed() * 31 + order.index());
     ObjectNode body =
         Json.object()
             .put("orderId", order.orderId())
