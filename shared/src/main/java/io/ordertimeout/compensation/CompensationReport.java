@@ -2,7 +2,6 @@ package io.ordertimeout.compensation;
 
 import io.ordertimeout.api.Json;
 import io.ordertimeout.metrics.Metrics;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -11,6 +10,7 @@ import java.util.TreeMap;
  * What one compensation pass found and did: machine-readable, written as one JSON log line and as
  * metrics ({@code compensation_<count>} counters, {@code compensation_duration_ms}).
  *
+ * @param startedAt ISO-8601 instant the pass began
  * @param counts per category (see {@link Compensator} for the list), sorted by name
  * @param pagesScanned keyset pages and Redis scan pages read, all categories together
  * @param repairs what was changed with certainty, one entry per repaired subject
@@ -19,7 +19,7 @@ import java.util.TreeMap;
  * @param failures categories that failed with an error (the other categories still ran)
  */
 public record CompensationReport(
-    Instant startedAt,
+    String startedAt,
     long durationMs,
     long pagesScanned,
     Map<String, Long> counts,

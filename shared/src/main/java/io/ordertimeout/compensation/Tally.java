@@ -69,7 +69,7 @@ final class Tally {
 
   CompensationReport report(Instant startedAt, long durationMs) {
     return new CompensationReport(
-        startedAt,
+        startedAt.toString(),
         durationMs,
         pagesScanned,
         counts,
