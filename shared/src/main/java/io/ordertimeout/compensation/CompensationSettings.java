@@ -39,8 +39,6 @@ public record CompensationSettings(
     Duration stuckAfter,
     Duration parkFor) {
 
-  public static final String PREFIX = "OTC_COMPENSATION_";
-
   public CompensationSettings {
     if (pageSize < 1 || pageSize > 10_000) {
       throw new IllegalArgumentException("compensation page size " + pageSize + " not in 1..10000");
@@ -72,19 +70,19 @@ public record CompensationSettings(
         Duration.ofMinutes(5));
   }
 
-  /** Defaults overridden by OTC_COMPENSATION_GRACE_MS, _PAGE_SIZE, _PAGE_BUDGET, ... */
+  /** Defaults, each overridden by its OTC_COMPENSATION_* variable when set. */
   public static CompensationSettings fromEnvironment(Map<String, String> env) {
     CompensationSettings d = defaults();
     return new CompensationSettings(
-        millis(env, "GRACE_MS", d.grace()),
-        integer(env, "PAGE_SIZE", d.pageSize()),
-        integer(env, "PAGE_BUDGET", d.pageBudget()),
-        millis(env, "RECENT_WINDOW_MS", d.recentWindow()),
-        millis(env, "CLOSED_WINDOW_MS", d.closedWindow()),
-        millis(env, "NOTIFY_GRACE_MS", d.notifyGrace()),
-        integer(env, "WECHAT_BUDGET", d.wechatBudget()),
-        millis(env, "STUCK_AFTER_MS", d.stuckAfter()),
-        millis(env, "PARK_FOR_MS", d.parkFor()));
+        millis(env, "OTC_COMPENSATION_GRACE_MS", d.grace()),
+        integer(env, "OTC_COMPENSATION_PAGE_SIZE", d.pageSize()),
+        integer(env, "OTC_COMPENSATION_PAGE_BUDGET", d.pageBudget()),
+        millis(env, "OTC_COMPENSATION_RECENT_WINDOW_MS", d.recentWindow()),
+        millis(env, "OTC_COMPENSATION_CLOSED_WINDOW_MS", d.closedWindow()),
+        millis(env, "OTC_COMPENSATION_NOTIFY_GRACE_MS", d.notifyGrace()),
+        integer(env, "OTC_COMPENSATION_WECHAT_BUDGET", d.wechatBudget()),
+        millis(env, "OTC_COMPENSATION_STUCK_AFTER_MS", d.stuckAfter()),
+        millis(env, "OTC_COMPENSATION_PARK_FOR_MS", d.parkFor()));
   }
 
   public CompensationSettings withGrace(Duration value) {
@@ -127,12 +125,12 @@ public record CompensationSettings(
   }
 
   private static Duration millis(Map<String, String> env, String name, Duration fallback) {
-    String raw = env.get(PREFIX + name);
+    String raw = env.get(name);
     return raw == null ? fallback : Duration.ofMillis(parse(name, raw));
   }
 
   private static int integer(Map<String, String> env, String name, int fallback) {
-    String raw = env.get(PREFIX + name);
+    String raw = env.get(name);
     return raw == null ? fallback : Math.toIntExact(parse(name, raw));
   }
 
@@ -140,7 +138,7 @@ public record CompensationSettings(
     try {
       return Long.parseLong(raw.trim());
     } catch (NumberFormatException e) {
-      throw new IllegalArgumentException(PREFIX + name + " is not a number: '" + raw + "'", e);
+      throw new IllegalArgumentException(name + " is not a number: '" + raw + "'", e);
     }
   }
 }

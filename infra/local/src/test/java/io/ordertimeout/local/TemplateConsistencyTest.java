@@ -60,6 +60,22 @@ class TemplateConsistencyTest {
           Map.entry("OTC_CLAIM_LEASE_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_SWEEP_POLL_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_INVOCATION_MARGIN_MS", "tunable with a default (OtcConfig)"),
+          Map.entry("OTC_COMPENSATION_GRACE_MS", "tunable with a default (CompensationSettings)"),
+          Map.entry("OTC_COMPENSATION_PAGE_SIZE", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_PAGE_BUDGET", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_RECENT_WINDOW_MS", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_CLOSED_WINDOW_MS", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_NOTIFY_GRACE_MS", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_WECHAT_BUDGET", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_STUCK_AFTER_MS", "tunable with a default (CompensationSettings)"),
+          Map.entry(
+              "OTC_COMPENSATION_PARK_FOR_MS", "tunable with a default (CompensationSettings)"),
           Map.entry("OTC_MIGRATE_ON_START", "local-only: tests and the local stack migrate"));
 
   /**
