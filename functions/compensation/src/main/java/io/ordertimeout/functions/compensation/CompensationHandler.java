@@ -18,7 +18,7 @@ public final class CompensationHandler implements RequestHandler<Map<String, Obj
   private final CompensationSettings settings;
 
   public CompensationHandler() {
-    this(Init.APP, Init.SETTINGS);
+    this(Init.APP, CompensationSettings.fromEnvironment(System.getenv()));
   }
 
   public CompensationHandler(OrderTimeout app) {
@@ -42,7 +42,5 @@ public final class CompensationHandler implements RequestHandler<Map<String, Obj
 
   private static final class Init {
     static final OrderTimeout APP = OrderTimeout.fromEnvironment();
-    static final CompensationSettings SETTINGS =
-        CompensationSettings.fromEnvironment(System.getenv());
   }
 }
