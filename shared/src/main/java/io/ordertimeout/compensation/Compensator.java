@@ -7,8 +7,12 @@ import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.order.CloseReason;
+import io.ordertimeout.pay.PaymentService;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.stream.EventStream;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -79,10 +83,10 @@ public final class Compensator {
       TimerIndex timers,
       RedisClusterCommands<String, String> redis,
       OrderCloser closer,
-      io.ordertimeout.pay.PaymentService payments,
-      io.ordertimeout.payment.PaymentGateway gateway,
-      io.ordertimeout.stream.EventStream stream,
-      io.ordertimeout.redis.ShardLeases leases,
+      PaymentService payments,
+      PaymentGateway gateway,
+      EventStream stream,
+      ShardLeases leases,
       int consumerSlots,
       TimeSource time,
       Metrics metrics) {}

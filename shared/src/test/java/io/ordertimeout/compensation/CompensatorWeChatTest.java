@@ -87,4 +87,31 @@ class CompensatorWeChatTest {
     assertThat(stack.dump("SELECT status FROM orders")).containsExactly("CLOSED|");
     stack.assertInvariants();
   }
+
+  @Test
+  void aPendingPaidAfterCloseRefundIsAskedForAgain() {
+    stack = TestStack.withWeChat("comp-refund", wechat);
+    stack.seedSku("sku-a", 10);
+    stack.place("refund-001", "u1", 600, null, new OrderItem("sku-a", 1));
+    stack.app().prepays().prepay("refund-001", OPEN_ID, null);
+    String transactionId = wechat.pay("refund-001").transactionId();
+    stack.update("UPDATE orders SET prepaid_at = NULL, prepay_id = NULL");
+    stack
+        .app()
+        .closer()
+        .close(java.util.List.of("refund-001"), io.ordertimeout.order.CloseReason.USER_CANCEL);
+    // recorded while WeChat was unreachable: the refund never reached it
+    stack.update(
+        "INSERT INTO paid_after_close (order_id, tenant_id, transaction_id, amount_fen, detected_by,"
+            + " out_refund_no) VALUES ('refund-001', 'default', ?, 100, 'NOTIFY', 'refund-001-pac')",
+        transactionId);
+
+    CompensationReport report = stack.app().newCompensator(CompensationSettings.defaults()).run();
+
+    assertThat(report.count("refunds_retried")).isEqualTo(1);
+    assertThat(
+            stack.dump("SELECT refund_attempts, refund_status <> 'PENDING' FROM paid_after_close"))
+        .containsExactly("1|1|");
+    stack.assertInvariants();
+  }
 }
