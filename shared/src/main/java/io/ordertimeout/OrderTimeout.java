@@ -7,6 +7,8 @@ import io.ordertimeout.aws.SecretsMerchantDirectory;
 import io.ordertimeout.aws.SnapStartHooks;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.close.WeChatCloseStep;
+import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.compensation.Compensator;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.db.Database;
 import io.ordertimeout.db.Tx;
@@ -219,6 +221,24 @@ public final class OrderTimeout implements AutoCloseable {
         closer,
         metrics,
         new StreamConsumer.Settings(config.stream(), config.invocationMargin()));
+  }
+
+  /** A compensation pass over this environment's stores, with {@code settings}. */
+  public Compensator newCompensator(CompensationSettings settings) {
+    return new Compensator(
+        new Compensator.Parts(
+            tx,
+            timers,
+            redis.sync(),
+            closer,
+            payments,
+            gateway,
+            stream,
+            new ShardLeases(redis.sync()),
+            config.stream().consumerSlots(),
+            time,
+            metrics),
+        settings);
   }
 
   public OtcConfig config() {

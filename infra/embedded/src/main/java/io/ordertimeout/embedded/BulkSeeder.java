@@ -1,5 +1,8 @@
 package io.ordertimeout.embedded;
 
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -8,6 +11,7 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -88,8 +92,7 @@ public final class BulkSeeder {
                     + " VALUES (?, ?, 'RESERVE', ?)");
         PreparedStatement snap =
             c.prepareStatement(
-                "INSERT INTO order_snapshots (order_id, snapshot, checksum)"
-                    + " VALUES (?, '{}', REPEAT('0', 64))")) {
+                "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?, ?, ?)")) {
       for (String id : ids) {
         Line line = orders.get(id);
         o.setString(1, id);
@@ -102,13 +105,46 @@ public final class BulkSeeder {
           ps.setInt(3, line.quantity());
           ps.addBatch();
         }
+        String snapshot = snapshot(id, line, now, expireAt);
         snap.setString(1, id);
+        snap.setString(2, snapshot);
+        snap.setString(3, sha256(snapshot));
         snap.addBatch();
       }
       o.executeBatch();
       it.executeBatch();
       led.executeBatch();
       snap.executeBatch();
+    }
+  }
+
+  /**
+   * The snapshot document placing would write (PlaceOrderService.OrderSnapshot, version 1), so
+   * compensation's snapshot check finds seeded orders consistent.
+   */
+  private static String snapshot(
+      String id, Line line, LocalDateTime createdAt, LocalDateTime expireAt) {
+    return "{\"v\":1,\"orderId\":\""
+        + id
+        + "\",\"tenantId\":\"default\",\"userId\":\"bulk-user\",\"amountFen\":100,"
+        + "\"couponId\":null,\"createdAt\":\""
+        + createdAt.toInstant(ZoneOffset.UTC)
+        + "\",\"expireAt\":\""
+        + expireAt.toInstant(ZoneOffset.UTC)
+        + "\",\"items\":[{\"skuId\":\""
+        + line.skuId()
+        + "\",\"quantity\":"
+        + line.quantity()
+        + "}]}";
+  }
+
+  private static String sha256(String text) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is required of every JVM", e);
     }
   }
 

@@ -65,6 +65,7 @@ public final class PaymentNotifyHandler
   private APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     String requestId = context == null ? "-" : context.getAwsRequestId();
     try {
+      requireRoute(event);
       String body =
           new String(
               HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded()),
@@ -75,6 +76,22 @@ public final class PaymentNotifyHandler
       return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
     } catch (RuntimeException e) {
       return failure(e, requestId);
+    }
+  }
+
+  /**
+   * This function serves one route, {@code POST /wechatpay/notify}; anything else API Gateway (or a
+   * misrouted local call) hands it is refused before the body is read.
+   */
+  private static void requireRoute(APIGatewayV2HTTPEvent event) {
+    String path = event.getRawPath() == null ? "" : event.getRawPath().replaceAll("/+$", "");
+    if (!path.endsWith("/wechatpay/notify")) {
+      throw new io.ordertimeout.api.ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
+    }
+    var http = event.getRequestContext() == null ? null : event.getRequestContext().getHttp();
+    String method = http == null || http.getMethod() == null ? "POST" : http.getMethod();
+    if (!"POST".equals(method)) {
+      throw new io.ordertimeout.api.ApiError(405, "METHOD_NOT_ALLOWED", "use POST, not " + method);
     }
   }
 

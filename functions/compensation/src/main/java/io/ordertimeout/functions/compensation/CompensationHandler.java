@@ -1,0 +1,46 @@
+package io.ordertimeout.functions.compensation;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.aws.Invocation;
+import io.ordertimeout.compensation.CompensationReport;
+import io.ordertimeout.compensation.CompensationSettings;
+import java.util.Map;
+
+/**
+ * compensation: invoked by an EventBridge schedule every 5 minutes, it runs one reconciliation pass
+ * of MySQL against Redis and WeChat (see io.ordertimeout.compensation.Compensator) and answers the
+ * pass's report as JSON; the same report is logged as one JSON line and published as metrics.
+ */
+public final class CompensationHandler implements RequestHandler<Map<String, Object>, String> {
+  private final OrderTimeout app;
+  private final CompensationSettings settings;
+
+  public CompensationHandler() {
+    this(Init.APP, CompensationSettings.fromEnvironment(System.getenv()));
+  }
+
+  public CompensationHandler(OrderTimeout app) {
+    this(app, CompensationSettings.defaults());
+  }
+
+  public CompensationHandler(OrderTimeout app, CompensationSettings settings) {
+    this.app = app;
+    this.settings = settings;
+  }
+
+  @Override
+  public String handleRequest(Map<String, Object> event, Context context) {
+    return Invocation.run(context, app.metrics(), this::compensate);
+  }
+
+  private String compensate() {
+    CompensationReport report = app.newCompensator(settings).run();
+    return report.toJson();
+  }
+
+  private static final class Init {
+    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+  }
+}

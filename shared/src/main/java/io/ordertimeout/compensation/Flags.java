@@ -1,0 +1,45 @@
+package io.ordertimeout.compensation;
+
+import io.ordertimeout.api.Json;
+import io.ordertimeout.compensation.CompensationReport.Finding;
+import io.ordertimeout.db.Tx;
+import java.sql.PreparedStatement;
+import java.util.Map;
+
+/**
+ * The {@code compensation_flags} table: one row per (kind, subject), updated when seen again. A
+ * flag is raised, never acted on: it is a divergence compensation could not repair with certainty.
+ */
+final class Flags {
+  /** TEXT holds 64 KB; evidence is a few hundred bytes, anything longer is cut. */
+  private static final int MAX_EVIDENCE_CHARS = 60_000;
+
+  private final Tx tx;
+
+  Flags(Tx tx) {
+    this.tx = tx;
+  }
+
+  /** Records the flag in the table and the run's report. */
+  void raise(Tally tally, String kind, String subject, Map<String, Object> evidence) {
+    Finding flag = new Finding(kind, subject, evidence);
+    String json = Json.write(Json.MAPPER.valueToTree(flag.evidence()));
+    String text = json.length() > MAX_EVIDENCE_CHARS ? json.substring(0, MAX_EVIDENCE_CHARS) : json;
+    tx.inTransaction(
+        "raise compensation flag " + kind + " on " + subject,
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "INSERT INTO compensation_flags (kind, subject, evidence) VALUES (?,?,?)"
+                      + " ON DUPLICATE KEY UPDATE evidence = VALUES(evidence),"
+                      + " last_seen_at = NOW(3), seen_count = seen_count + 1, resolved_at = NULL")) {
+            ps.setString(1, kind);
+            ps.setString(2, subject);
+            ps.setString(3, text);
+            return ps.executeUpdate();
+          }
+        });
+    tally.flagged(flag);
+    tally.add("flags_raised", 1);
+  }
+}

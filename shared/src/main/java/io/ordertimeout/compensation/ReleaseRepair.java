@@ -1,0 +1,178 @@
+package io.ordertimeout.compensation;
+
+import io.ordertimeout.compensation.LedgerAudit.Missing;
+import io.ordertimeout.db.Tx;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one certain ledger repair (see {@link LedgerAudit}): inserts the missing RELEASE rows of
+ * CLOSED orders on one SKU and moves their quantity reserved -> available, in one transaction that
+ * re-checks every condition under the row locks. Orders are locked before the stock row, the order
+ * the closer locks in, so the two never deadlock.
+ */
+final class ReleaseRepair {
+  private final Tx tx;
+
+  ReleaseRepair(Tx tx) {
+    this.tx = tx;
+  }
+
+  /** What the locked re-check found; null refusal means the repair was made. */
+  private record Outcome(String refusal, Map<String, Object> evidence) {}
+
+  void repair(Tally tally, String skuId, List<Missing> missing, Flags flags) {
+    Outcome outcome =
+        tx.inTransaction(
+            "insert " + missing.size() + " missing RELEASE rows of SKU " + skuId,
+            c -> repairLocked(c, skuId, missing));
+    if (outcome.refusal() == null) {
+      tally.repaired(LedgerAudit.repairFinding(skuId, missing));
+      tally.add("ledger_repairs", missing.size());
+      return;
+    }
+    for (Missing m : missing) {
+      Map<String, Object> evidence = new LinkedHashMap<>(outcome.evidence());
+      evidence.put("skuId", skuId);
+      evidence.put("missingReleaseQuantity", m.quantity());
+      evidence.put("refused", outcome.refusal());
+      flags.raise(tally, LedgerAudit.MISSING_RELEASE, m.orderId(), evidence);
+    }
+  }
+
+  private static Outcome repairLocked(Connection c, String skuId, List<Missing> missing)
+      throws SQLException {
+    String refusal = recheckOrders(c, skuId, missing);
+    if (refusal != null) {
+      return new Outcome(refusal, Map.of());
+    }
+    long[] stock = lockStock(c, skuId);
+    if (stock == null) {
+      return new Outcome("no stock row", Map.of());
+    }
+    long demand = LedgerAudit.unpaidDemand(c, List.of(skuId)).getOrDefault(skuId, 0L);
+    long quantity = missing.stream().mapToLong(Missing::quantity).sum();
+    Map<String, Object> evidence = new LinkedHashMap<>();
+    evidence.put("available", stock[0]);
+    evidence.put("reserved", stock[1]);
+    evidence.put("sold", stock[2]);
+    evidence.put("total", stock[3]);
+    evidence.put("unpaidDemand", demand);
+    if (stock[0] + stock[1] + stock[2] != stock[3]) {
+      return new Outcome("available + reserved + sold != total", evidence);
+    }
+    if (stock[1] - demand != quantity) {
+      return new Outcome("reserved - demand != " + quantity, evidence);
+    }
+    insertReleases(c, skuId, missing);
+    moveToAvailable(c, skuId, quantity);
+    return new Outcome(null, evidence);
+  }
+
+  /** Each order still CLOSED, with its RESERVE, without RELEASE or SELL of this SKU. */
+  private static String recheckOrders(Connection c, String skuId, List<Missing> missing)
+      throws SQLException {
+    List<String> ids = new ArrayList<>(missing.stream().map(Missing::orderId).sorted().toList());
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT order_id FROM orders WHERE status = 'CLOSED' AND order_id IN ("
+                + Sql.placeholders(ids.size())
+                + ") ORDER BY order_id FOR UPDATE")) {
+      Sql.bind(ps, 1, ids);
+      int closed = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          closed++;
+        }
+      }
+      if (closed != ids.size()) {
+        return "an order is no longer CLOSED";
+      }
+    }
+    for (Missing m : missing) {
+      Map<String, Integer> rows = movements(c, m.orderId(), skuId);
+      if (!Integer.valueOf(m.quantity()).equals(rows.get("RESERVE"))
+          || rows.containsKey("RELEASE")
+          || rows.containsKey("SELL")) {
+        return "ledger of order " + m.orderId() + " changed: " + rows;
+      }
+    }
+    return null;
+  }
+
+  private static Map<String, Integer> movements(Connection c, String orderId, String skuId)
+      throws SQLException {
+    Map<String, Integer> rows = new LinkedHashMap<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT kind, quantity FROM stock_movements WHERE order_id = ? AND sku_id = ?"
+                + " FOR UPDATE")) {
+      ps.setString(1, orderId);
+      ps.setString(2, skuId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          rows.put(rs.getString("kind"), rs.getInt("quantity"));
+        }
+      }
+    }
+    return rows;
+  }
+
+  /** available, reserved, sold, total of the locked row; null when there is none. */
+  private static long[] lockStock(Connection c, String skuId) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT available, reserved, sold, total FROM stock WHERE sku_id = ? FOR UPDATE")) {
+      ps.setString(1, skuId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next()
+            ? new long[] {
+              rs.getLong("available"),
+              rs.getLong("reserved"),
+              rs.getLong("sold"),
+              rs.getLong("total")
+            }
+            : null;
+      }
+    }
+  }
+
+  private static void insertReleases(Connection c, String skuId, List<Missing> missing)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
+                + " VALUES (?,?,'RELEASE',?)")) {
+      for (Missing m : missing) {
+        ps.setString(1, m.orderId());
+        ps.setString(2, skuId);
+        ps.setInt(3, m.quantity());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
+  }
+
+  private static void moveToAvailable(Connection c, String skuId, long quantity)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE stock SET available = available + ?, reserved = reserved - ?"
+                + " WHERE sku_id = ? AND reserved >= ?")) {
+      ps.setLong(1, quantity);
+      ps.setLong(2, quantity);
+      ps.setString(3, skuId);
+      ps.setLong(4, quantity);
+      if (ps.executeUpdate() != 1) {
+        throw new IllegalStateException(
+            "moving " + quantity + " of SKU " + skuId + " to available found less reserved");
+      }
+    }
+  }
+}

@@ -1,0 +1,215 @@
+package io.ordertimeout.compensation;
+
+import io.ordertimeout.compensation.Compensator.Unpaid;
+import io.ordertimeout.db.Tx;
+import io.ordertimeout.pay.PaidTrade;
+import io.ordertimeout.pay.PaymentMismatchException;
+import io.ordertimeout.pay.PaymentOutcome;
+import io.ordertimeout.pay.PaymentService;
+import io.ordertimeout.payment.PaymentGateway;
+import io.ordertimeout.payment.PaymentRejectedException;
+import io.ordertimeout.payment.PaymentTransientException;
+import io.ordertimeout.payment.TradeStatus;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Category e: WeChat's word on prepaid orders. A trade WeChat reports paid takes the paid path
+ * (PaymentService), which makes an UNPAID order PAID and records and refunds a CLOSED one
+ * (paid-after-close, DESIGN.md invariant 6). Pending paid-after-close refunds are retried. Without
+ * a payment gateway the category does nothing: no order was ever prepaid.
+ */
+final class WeChatAudit {
+  private final Tx tx;
+  private final PaymentService payments;
+  private final PaymentGateway gateway;
+  private final Flags flags;
+  private final CompensationSettings settings;
+
+  WeChatAudit(
+      Tx tx,
+      PaymentService payments,
+      PaymentGateway gateway,
+      Flags flags,
+      CompensationSettings settings) {
+    this.tx = tx;
+    this.payments = payments;
+    this.gateway = gateway;
+    this.flags = flags;
+    this.settings = settings;
+  }
+
+  /** UNPAID prepaid orders whose prepay is older than the notify grace: was the payment lost? */
+  void lostNotifications(Tally tally, List<Unpaid> page) {
+    if (gateway == null) {
+      return;
+    }
+    for (Unpaid order : page) {
+      if (order.notifyDue() && tally.wechatQuery()) {
+        PaymentOutcome outcome = applyIfPaid(tally, order.tenantId(), order.orderId());
+        if (outcome == PaymentOutcome.PAID) {
+          tally.add("lost_notifications_paid", 1);
+        }
+      }
+    }
+  }
+
+  private record Closed(String orderId, String tenantId, LocalDateTime closedAt) {}
+
+  /** Prepaid orders CLOSED within the window that WeChat reports paid: paid-after-close. */
+  void closedPrepaid(Tally tally) {
+    if (gateway == null) {
+      return;
+    }
+    LocalDateTime since =
+        tx.read("closed window", c -> Sql.dbNowMinus(c, settings.closedWindow().toMillis()));
+    LocalDateTime afterAt = since;
+    String afterId = "";
+    while (tally.page("closed_prepaid")) {
+      LocalDateTime at = afterAt;
+      String id = afterId;
+      List<Closed> page = tx.read("closed prepaid orders", c -> closedPage(c, at, id));
+      for (Closed order : page) {
+        if (!tally.wechatQuery()) {
+          return;
+        }
+        tally.add("closed_prepaid_checked", 1);
+        if (applyIfPaid(tally, order.tenantId(), order.orderId())
+            == PaymentOutcome.PAID_AFTER_CLOSE) {
+          tally.add("paid_after_close_found", 1);
+        }
+      }
+      if (page.size() < settings.pageSize()) {
+        return;
+      }
+      afterAt = page.get(page.size() - 1).closedAt();
+      afterId = page.get(page.size() - 1).orderId();
+    }
+  }
+
+  private List<Closed> closedPage(Connection c, LocalDateTime afterAt, String afterId)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT o.order_id, o.tenant_id, o.closed_at FROM orders o"
+                + " WHERE o.closed_at >= ? AND (o.closed_at > ? OR (o.closed_at = ? AND o.order_id > ?))"
+                + " AND o.status = 'CLOSED' AND (o.prepay_id IS NOT NULL OR o.prepaid_at IS NOT NULL)"
+                + " AND NOT EXISTS (SELECT 1 FROM paid_after_close p WHERE p.order_id = o.order_id)"
+                + " ORDER BY o.closed_at, o.order_id LIMIT ?")) {
+      ps.setObject(1, afterAt);
+      ps.setObject(2, afterAt);
+      ps.setObject(3, afterAt);
+      ps.setString(4, afterId);
+      ps.setInt(5, settings.pageSize());
+      List<Closed> page = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          page.add(
+              new Closed(
+                  rs.getString("order_id"),
+                  rs.getString("tenant_id"),
+                  rs.getObject("closed_at", LocalDateTime.class)));
+        }
+      }
+      return page;
+    }
+  }
+
+  /**
+   * Queries WeChat and takes the paid path if the trade is paid; null when it is not, or WeChat
+   * gave no answer (counted; the next run asks again).
+   */
+  private PaymentOutcome applyIfPaid(Tally tally, String tenantId, String orderId) {
+    TradeStatus trade;
+    try {
+      trade = gateway.query(tenantId, orderId);
+    } catch (PaymentTransientException | PaymentRejectedException e) {
+      tally.add("wechat_errors", 1);
+      return null;
+    }
+    if (!trade.state().paid()) {
+      return null;
+    }
+    try {
+      return payments.apply(
+          new PaidTrade(
+              tenantId,
+              orderId,
+              trade.transactionId(),
+              trade.amountFen() == null ? -1 : trade.amountFen(),
+              trade.successTime(),
+              PaidTrade.Source.CLOSE));
+    } catch (PaymentTransientException e) {
+      // recorded; only the refund waits (pendingRefunds retries it)
+      return PaymentOutcome.PAID_AFTER_CLOSE;
+    } catch (PaymentMismatchException e) {
+      Map<String, Object> evidence = new LinkedHashMap<>();
+      evidence.put("wechatState", trade.state().name());
+      evidence.put("transactionId", String.valueOf(trade.transactionId()));
+      evidence.put("wechatAmountFen", String.valueOf(trade.amountFen()));
+      evidence.put("error", e.getMessage());
+      flags.raise(tally, "PAYMENT_MISMATCH", orderId, evidence);
+      return null;
+    }
+  }
+
+  /** paid_after_close rows still PENDING (WeChat never took the refund): ask again. */
+  void pendingRefunds(Tally tally) {
+    if (gateway == null) {
+      return;
+    }
+    LocalDateTime afterAt = LocalDateTime.of(1000, 1, 1, 0, 0);
+    String afterId = "";
+    while (tally.page("refunds")) {
+      LocalDateTime at = afterAt;
+      String id = afterId;
+      List<Closed> page = tx.read("pending refunds", c -> pendingPage(c, at, id));
+      for (Closed pending : page) {
+        try {
+          payments.retryRefund(pending.orderId());
+          tally.add("refunds_retried", 1);
+        } catch (PaymentTransientException e) {
+          tally.add("refunds_failed", 1);
+        }
+      }
+      if (page.size() < settings.pageSize()) {
+        return;
+      }
+      afterAt = page.get(page.size() - 1).closedAt();
+      afterId = page.get(page.size() - 1).orderId();
+    }
+  }
+
+  private List<Closed> pendingPage(Connection c, LocalDateTime afterAt, String afterId)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT order_id, tenant_id, detected_at FROM paid_after_close"
+                + " WHERE refund_status = 'PENDING'"
+                + " AND (detected_at > ? OR (detected_at = ? AND order_id > ?))"
+                + " ORDER BY detected_at, order_id LIMIT ?")) {
+      ps.setObject(1, afterAt);
+      ps.setObject(2, afterAt);
+      ps.setString(3, afterId);
+      ps.setInt(4, settings.pageSize());
+      List<Closed> page = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          page.add(
+              new Closed(
+                  rs.getString("order_id"),
+                  rs.getString("tenant_id"),
+                  rs.getObject("detected_at", LocalDateTime.class)));
+        }
+      }
+      return page;
+    }
+  }
+}
