@@ -338,12 +338,13 @@ class FaultInjectionTest {
   }
 
   /**
-   * Waits (60 s at most) for every order to be final; the client retries its cancels every 2 s, and
-   * after a Redis data loss the recovery re-schedules every 3 s (compensation's job).
+   * Waits (120 s at most: a loaded 2-core machine needs more than an idle one) for every order to
+   * be final; the client retries its cancels every 2 s, and after a Redis data loss the recovery
+   * re-schedules every 3 s (compensation's job).
    */
   private static int drain(TestStack stack, FaultWorkload work, boolean redisDataLost) {
     int rescheduled = 0;
-    long until = System.currentTimeMillis() + 60_000;
+    long until = System.currentTimeMillis() + 120_000;
     for (int tick = 1; work.unpaid() > 0 && System.currentTimeMillis() < until; tick++) {
       Workers.pause(500);
       if (tick % 4 == 0) {
