@@ -102,7 +102,10 @@ class ClusterMasterRestartTest {
         closed(stack),
         rescheduled,
         stats);
-    assertThat(stats.failedBatches()).as("passes failed while a master was down").isPositive();
+    // the outage was seen (shards of the down master skipped, or whole passes failed), and survived
+    assertThat(stats.failedBatches() + stack.app().metrics().counter("sweep_shard_errors"))
+        .as("shard errors and failed passes while a master was down")
+        .isPositive();
     assertThat(closed(stack)).isEqualTo(ORDERS);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at < expire_at")).isZero();
     assertThat(
