@@ -107,6 +107,13 @@ final class DemoScenario {
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final String tag;
   private final Map<String, Instant> expireAt = new ConcurrentHashMap<>();
+
+  /**
+   * Runs each order's payment or cancellation at its planned moment after that order's placement.
+   */
+  private final ScheduledExecutorService actions = Executors.newScheduledThreadPool(8);
+
+  private final List<Future<?>> pending = java.util.Collections.synchronizedList(new ArrayList<>());
   private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
   private final long started = System.nanoTime();
 
@@ -124,10 +131,11 @@ final class DemoScenario {
     out.printf(
         "demo: %d orders (tag %s), timeout %d s, against %s%n",
         orders.size(), tag, settings.timeoutSeconds(), stack.apiUrl());
-    parallel(orders, this::place, "placed");
-    List<Order> placed = orders.stream().filter(o -> expireAt.containsKey(o.orderId())).toList();
-    parallel(placed.stream().filter(o -> prepays(o.plan())).toList(), this::prepay, "prepaid");
-    afterwards(placed);
+    // each order's story runs from its own placement, as a user's would: prepay right away, then
+    // pay
+    // or cancel at its planned moment, while later orders are still being placed
+    parallel(orders, this::placeAndPlan, "placed");
+    afterwards();
     Instant lastDeadline = expireAt.values().stream().max(Instant::compareTo).orElse(Instant.now());
     waitForCloses(lastDeadline.plus(GRACE));
     return new DemoReport(stack, settings, orders, calls).build();
@@ -198,26 +206,39 @@ final class DemoScenario {
     post("/orders/" + order.orderId() + "/prepay", body, "prepay");
   }
 
-  /** Payments and cancellations at their planned moments; returns when all have run. */
-  private void afterwards(List<Order> placed) {
-    ScheduledExecutorService timer = Executors.newScheduledThreadPool(8);
-    Random random = new Random(settings.seed() + 7);
-    long half = settings.timeoutSeconds() * 500L;
-    List<Future<?>> pending = new ArrayList<>();
-    for (Order o : placed) {
-      long untilDeadline = Duration.between(Instant.now(), expireAt.get(o.orderId())).toMillis();
-      long at =
-          switch (o.plan()) {
-            case PAY, CANCEL -> random.nextLong(half + 1);
-            case PAY_AT_DEADLINE -> Math.max(0, untilDeadline - random.nextLong(300));
-            default -> -1;
-          };
-      if (at >= 0) {
-        pending.add(timer.schedule(() -> act(o), at, TimeUnit.MILLISECONDS));
-      }
+  private void placeAndPlan(Order order) {
+    place(order);
+    Instant deadline = expireAt.get(order.orderId());
+    if (deadline == null) {
+      return;
     }
-    progressUntil(() -> pending.stream().allMatch(Future::isDone), "payments and cancellations");
-    timer.shutdown();
+    if (prepays(order.plan())) {
+      prepay(order);
+    }
+    SplittableRandom random = new SplittableRandom(settings.seed() * 17 + order.index());
+    long half = settings.timeoutSeconds() * 500L;
+    long untilDeadline = Duration.between(Instant.now(), deadline).toMillis();
+    long at =
+        switch (order.plan()) {
+          case PAY, CANCEL -> random.nextLong(half + 1);
+          case PAY_AT_DEADLINE -> Math.max(0, untilDeadline - random.nextLong(300));
+          default -> -1;
+        };
+    if (at >= 0) {
+      pending.add(actions.schedule(() -> act(order), at, TimeUnit.MILLISECONDS));
+    }
+  }
+
+  /** Waits for every planned payment and cancellation to have run. */
+  private void afterwards() {
+    progressUntil(
+        () -> {
+          synchronized (pending) {
+            return pending.stream().allMatch(Future::isDone);
+          }
+        },
+        "payments and cancellations");
+    actions.shutdown();
   }
 
   private void act(Order order) {
