@@ -210,7 +210,7 @@ public final class OrderCloser {
       return new CloseResult(List.of(), alreadyFinal, dueIn, unknown);
     }
     markClosed(c, eligible, reason);
-    Map<String, List<OrderItem>> items = itemsOf(c, eligible);
+    Map<String, List<OrderItem>> items = OrderStore.items(c, eligible);
     releaseLedger(c, items);
     unlockCoupons(c, eligible);
     List<CloseResult.ClosedOrder> lags = lags(c, eligible);
@@ -287,27 +287,6 @@ public final class OrderCloser {
                 + ")");
       }
     }
-  }
-
-  private static Map<String, List<OrderItem>> itemsOf(Connection c, List<String> orderIds)
-      throws SQLException {
-    Map<String, List<OrderItem>> items = new TreeMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT order_id, sku_id, quantity FROM order_items"
-                + " WHERE order_id IN ("
-                + OrderStore.placeholders(orderIds.size())
-                + ")")) {
-      OrderStore.bind(ps, 1, orderIds);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          items
-              .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
-              .add(new OrderItem(rs.getString("sku_id"), rs.getInt("quantity")));
-        }
-      }
-    }
-    return items;
   }
 
   /**

@@ -11,7 +11,6 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,9 +60,10 @@ public final class OrderStore {
     return orders;
   }
 
-  static Map<String, List<OrderItem>> items(Connection c, Collection<String> orderIds)
+  /** The items of many orders, by order id in id order, each order's lines in SKU order. */
+  public static Map<String, List<OrderItem>> items(Connection c, Collection<String> orderIds)
       throws SQLException {
-    Map<String, List<OrderItem>> items = new HashMap<>();
+    Map<String, List<OrderItem>> items = new java.util.TreeMap<>();
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT order_id, sku_id, quantity FROM order_items"
