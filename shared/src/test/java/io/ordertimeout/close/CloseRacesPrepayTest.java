@@ -111,7 +111,7 @@ class CloseRacesPrepayTest {
     // The payer's prepay: prepaid_at committed, its WeChat call held at the gateway.
     Future<MiniProgramPayment> prepay =
         threads.submit(() -> prepays.prepay(orderId, OPEN_ID, null));
-    assertThat(gateway.prepayAtWeChat.await(10, TimeUnit.SECONDS)).isTrue();
+    awaitPrepayAtWeChat(gateway, prepay);
     if (reason == CloseReason.TIMEOUT) {
       stack.update(
           "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
@@ -147,6 +147,18 @@ class CloseRacesPrepayTest {
     assertThat(stack.count("SELECT COUNT(*) FROM paid_after_close")).isZero();
     assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
         .containsExactly("AVAILABLE|null|");
+  }
+
+  /** Waits until the prepay is held at WeChat; a prepay that failed before shows its own error. */
+  private static void awaitPrepayAtWeChat(Interleaving gateway, Future<MiniProgramPayment> prepay)
+      throws Exception {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!gateway.prepayAtWeChat.await(20, TimeUnit.MILLISECONDS)) {
+      if (prepay.isDone()) {
+        prepay.get(); // throws the prepay's failure, e.g. 409 ORDER_EXPIRED
+      }
+      assertThat(System.nanoTime()).as("prepay held at WeChat within 10 s").isLessThan(until);
+    }
   }
 
   /** The simulator behind the real SDK, with two hooks that force the interleaving. */
