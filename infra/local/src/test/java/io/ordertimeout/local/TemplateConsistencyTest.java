@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
+import java.lang.reflect.TypeVariable;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -517,13 +518,20 @@ class TemplateConsistencyTest {
     }
   }
 
+  /**
+   * The RequestHandler type arguments of a handler or of the base it extends (ScheduledHandler,
+   * HttpApiHandler), where they must be concrete: Lambda reads them to deserialize the event.
+   */
   private static Type[] requestHandlerTypes(Class<?> type) {
-    for (Type t : type.getGenericInterfaces()) {
-      if (t instanceof ParameterizedType p && p.getRawType() == RequestHandler.class) {
-        return p.getActualTypeArguments();
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      for (Type t : c.getGenericInterfaces()) {
+        if (t instanceof ParameterizedType p && p.getRawType() == RequestHandler.class) {
+          assertThat(p.getActualTypeArguments()).allMatch(a -> !(a instanceof TypeVariable<?>));
+          return p.getActualTypeArguments();
+        }
       }
     }
-    throw new AssertionError(type.getName() + " does not implement RequestHandler<I, O> directly");
+    throw new AssertionError(type.getName() + " does not implement RequestHandler<I, O>");
   }
 
   private static Class<?> raw(Type t) {
