@@ -70,7 +70,8 @@ start_mysql() {
     GRANT ALL PRIVILEGES ON *.* TO '$user'@'127.0.0.1' WITH GRANT OPTION;" ||
     { echo "external-servers: MariaDB did not start, see $dir/mysql/error.log" >&2; exit 1; }
   echo "external-servers: MariaDB $(mariadb --no-defaults --socket="$dir/mysql/mysqld.sock" -uroot -B -N \
-    -e 'SELECT CONCAT(VERSION(), " (time_zone ", @@time_zone, ", system ", @@system_time_zone, ")")') \
+    -e 'SELECT CONCAT(VERSION(), " (time_zone ", @@time_zone, ", system ", @@system_time_zone, ")")' |
+    sed 's/[[:space:]]*$//') \
     on 127.0.0.1:$mysql_port" >&2
 }
 
