@@ -11,6 +11,7 @@ import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.compensation.Compensator;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.db.Database;
+import io.ordertimeout.db.ServerCheck;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.order.CancelOrderService;
@@ -112,6 +113,8 @@ public final class OrderTimeout implements AutoCloseable {
             config.dbPoolSize(),
             "otc-" + config.keyPrefix());
     try {
+      // Before any migration or write: an unsupported server or a non-UTC session is refused here.
+      ServerCheck.verify(dataSource);
       if (config.migrateOnStart()) {
         Database.migrate(dataSource);
       }

@@ -4,6 +4,7 @@ import io.lettuce.core.ZAddArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.order.CloseReason;
@@ -281,10 +282,10 @@ public final class Compensator {
                 + " WHERE status = 'UNPAID' AND expire_at < ?"
                 + " AND (expire_at > ? OR (expire_at = ? AND order_id > ?))"
                 + " ORDER BY expire_at, order_id LIMIT ?")) {
-      ps.setObject(1, notifyBefore == null ? BEGINNING : notifyBefore);
-      ps.setObject(2, before == null ? LocalDateTime.of(9999, 12, 31, 0, 0) : before);
-      ps.setObject(3, afterAt);
-      ps.setObject(4, afterAt);
+      DbTime.bind(ps, 1, notifyBefore == null ? BEGINNING : notifyBefore);
+      DbTime.bind(ps, 2, before == null ? LocalDateTime.of(9999, 12, 31, 0, 0) : before);
+      DbTime.bind(ps, 3, afterAt);
+      DbTime.bind(ps, 4, afterAt);
       ps.setString(5, afterId);
       ps.setInt(6, settings.pageSize());
       List<Unpaid> page = new ArrayList<>();
@@ -294,7 +295,7 @@ public final class Compensator {
               new Unpaid(
                   rs.getString("order_id"),
                   rs.getString("tenant_id"),
-                  rs.getObject("expire_at", LocalDateTime.class),
+                  DbTime.utc(rs, "expire_at"),
                   rs.getBoolean("notify_due")));
         }
       }

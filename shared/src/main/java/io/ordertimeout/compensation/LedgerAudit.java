@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.api.Json;
 import io.ordertimeout.compensation.CompensationReport.Finding;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -121,9 +122,9 @@ final class LedgerAudit {
             "SELECT order_id, tenant_id, user_id, status, amount_fen, coupon_id, created_at"
                 + " FROM orders WHERE created_at >= ? AND (created_at > ? OR (created_at = ? AND"
                 + " order_id > ?)) ORDER BY created_at, order_id LIMIT ?")) {
-      ps.setObject(1, afterAt);
-      ps.setObject(2, afterAt);
-      ps.setObject(3, afterAt);
+      DbTime.bind(ps, 1, afterAt);
+      DbTime.bind(ps, 2, afterAt);
+      DbTime.bind(ps, 3, afterAt);
       ps.setString(4, afterId);
       ps.setInt(5, settings.pageSize());
       try (ResultSet rs = ps.executeQuery()) {
@@ -136,7 +137,7 @@ final class LedgerAudit {
                   rs.getString("status"),
                   rs.getLong("amount_fen"),
                   rs.getString("coupon_id"),
-                  rs.getObject("created_at", LocalDateTime.class)));
+                  DbTime.utc(rs, "created_at")));
         }
       }
     }

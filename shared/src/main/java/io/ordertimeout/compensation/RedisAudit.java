@@ -13,6 +13,7 @@ import io.lettuce.core.models.stream.ClaimedMessages;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.compensation.CompensationReport.Finding;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.order.CloseReason;
 import io.ordertimeout.redis.ShardLeases;
@@ -96,8 +97,8 @@ final class RedisAudit {
                 + " WHERE resolved_at IS NULL AND order_id IS NOT NULL"
                 + " AND (created_at > ? OR (created_at = ? AND dead_letter_id > ?))"
                 + " ORDER BY created_at, dead_letter_id LIMIT ?")) {
-      ps.setObject(1, afterAt);
-      ps.setObject(2, afterAt);
+      DbTime.bind(ps, 1, afterAt);
+      DbTime.bind(ps, 2, afterAt);
       ps.setLong(3, afterId);
       ps.setInt(4, settings.pageSize());
       List<Letter> page = new ArrayList<>();
@@ -109,7 +110,7 @@ final class RedisAudit {
                   rs.getString("order_id"),
                   rs.getLong("deliveries"),
                   rs.getString("errors"),
-                  rs.getObject("created_at", LocalDateTime.class)));
+                  DbTime.utc(rs, "created_at")));
         }
       }
       return page;

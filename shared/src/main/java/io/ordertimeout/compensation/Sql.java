@@ -1,5 +1,6 @@
 package io.ordertimeout.compensation;
 
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -47,7 +48,7 @@ final class Sql {
       ps.setLong(1, -millis * 1_000);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getObject("t", LocalDateTime.class);
+        return DbTime.utc(rs, "t");
       }
     }
   }

@@ -1,6 +1,7 @@
 package io.ordertimeout.compensation;
 
 import io.ordertimeout.compensation.Compensator.Unpaid;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.pay.PaidTrade;
 import io.ordertimeout.pay.PaymentMismatchException;
@@ -103,9 +104,9 @@ final class WeChatAudit {
                 + " AND o.status = 'CLOSED' AND (o.prepay_id IS NOT NULL OR o.prepaid_at IS NOT NULL)"
                 + " AND NOT EXISTS (SELECT 1 FROM paid_after_close p WHERE p.order_id = o.order_id)"
                 + " ORDER BY o.closed_at, o.order_id LIMIT ?")) {
-      ps.setObject(1, afterAt);
-      ps.setObject(2, afterAt);
-      ps.setObject(3, afterAt);
+      DbTime.bind(ps, 1, afterAt);
+      DbTime.bind(ps, 2, afterAt);
+      DbTime.bind(ps, 3, afterAt);
       ps.setString(4, afterId);
       ps.setInt(5, settings.pageSize());
       List<Closed> page = new ArrayList<>();
@@ -115,7 +116,7 @@ final class WeChatAudit {
               new Closed(
                   rs.getString("order_id"),
                   rs.getString("tenant_id"),
-                  rs.getObject("closed_at", LocalDateTime.class)));
+                  DbTime.utc(rs, "closed_at")));
         }
       }
       return page;
@@ -195,8 +196,8 @@ final class WeChatAudit {
                 + " WHERE refund_status = 'PENDING'"
                 + " AND (detected_at > ? OR (detected_at = ? AND order_id > ?))"
                 + " ORDER BY detected_at, order_id LIMIT ?")) {
-      ps.setObject(1, afterAt);
-      ps.setObject(2, afterAt);
+      DbTime.bind(ps, 1, afterAt);
+      DbTime.bind(ps, 2, afterAt);
       ps.setString(3, afterId);
       ps.setInt(4, settings.pageSize());
       List<Closed> page = new ArrayList<>();
@@ -206,7 +207,7 @@ final class WeChatAudit {
               new Closed(
                   rs.getString("order_id"),
                   rs.getString("tenant_id"),
-                  rs.getObject("detected_at", LocalDateTime.class)));
+                  DbTime.utc(rs, "detected_at")));
         }
       }
       return page;

@@ -1,14 +1,11 @@
 package io.ordertimeout.order;
 
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
-import java.time.Instant;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -92,31 +89,12 @@ public final class OrderStore {
         rs.getString("coupon_id"),
         rs.getString("prepay_id"),
         items,
-        instant(rs, "created_at"),
-        instant(rs, "expire_at"),
-        instant(rs, "paid_at"),
-        instant(rs, "closed_at"),
+        DbTime.instant(rs, "created_at"),
+        DbTime.instant(rs, "expire_at"),
+        DbTime.instant(rs, "paid_at"),
+        DbTime.instant(rs, "closed_at"),
         rs.getString("close_reason"),
         rs.getString("request_hash"));
-  }
-
-  /** DATETIME(3) columns hold UTC (see V1 migration); read them as such whatever the JVM's zone. */
-  public static Instant instant(ResultSet rs, String column) throws SQLException {
-    LocalDateTime value = rs.getObject(column, LocalDateTime.class);
-    return value == null ? null : value.toInstant(ZoneOffset.UTC);
-  }
-
-  public static Timestamp timestamp(Instant instant) {
-    return Timestamp.valueOf(LocalDateTime.ofInstant(instant, ZoneOffset.UTC));
-  }
-
-  /** The database's clock, the one that decides deadlines (DESIGN.md section 7). */
-  public static Instant dbNow(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT NOW(3) AS now");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return instant(rs, "now");
-    }
   }
 
   public static String placeholders(int n) {

@@ -2,6 +2,7 @@ package io.ordertimeout.order;
 
 import io.ordertimeout.api.ApiError;
 import io.ordertimeout.api.Json;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.TimerIndex;
@@ -91,7 +92,7 @@ public final class PlaceOrderService {
   }
 
   private Order insert(Connection c, PlaceOrderCommand cmd, String hash) throws SQLException {
-    Instant now = OrderStore.dbNow(c);
+    Instant now = DbTime.now(c);
     Instant expireAt = now.plusSeconds(cmd.timeoutSeconds());
     // The lock order (package io.ordertimeout.db): order row and its own rows, coupon, stock. A
     // re-order with the coupon of an order being closed waits for the coupon while holding no stock
@@ -139,8 +140,8 @@ public final class PlaceOrderService {
       ps.setLong(4, cmd.amountFen());
       ps.setString(5, cmd.couponId());
       ps.setString(6, hash);
-      ps.setTimestamp(7, OrderStore.timestamp(now));
-      ps.setTimestamp(8, OrderStore.timestamp(expireAt));
+      DbTime.bind(ps, 7, now);
+      DbTime.bind(ps, 8, expireAt);
       ps.executeUpdate();
     } catch (SQLIntegrityConstraintViolationException e) {
       throw new DuplicateOrder(cmd.orderId(), e);

@@ -1,9 +1,9 @@
 package io.ordertimeout.pay;
 
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.db.Tx;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.order.OrderStore;
 import io.ordertimeout.pay.PaymentMismatchException.Kind;
 import io.ordertimeout.payment.PaymentGateway;
 import io.ordertimeout.payment.RefundResult;
@@ -210,8 +210,7 @@ public final class PaymentService {
             "UPDATE orders SET status = 'PAID', transaction_id = ?, paid_at = COALESCE(?, NOW(3)),"
                 + " version = version + 1 WHERE order_id = ? AND status = 'UNPAID'")) {
       ps.setString(1, trade.transactionId());
-      ps.setTimestamp(
-          2, trade.successTime() == null ? null : OrderStore.timestamp(trade.successTime()));
+      DbTime.bind(ps, 2, trade.successTime());
       ps.setString(3, trade.orderId());
       if (ps.executeUpdate() != 1) {
         // The row is locked by this transaction and was UNPAID: a mismatch means an assumption

@@ -90,12 +90,16 @@ public final class EventStream {
     }
   }
 
-  /** True when Redis answered that the stream or the group does not exist (lost or fresh Redis). */
+  /**
+   * True when Redis answered that the stream or the group does not exist (lost or fresh Redis):
+   * NOGROUP, or, since Redis 7.0, UNBLOCKED for a blocked XREADGROUP whose stream or group was
+   * deleted meanwhile (6.2 keeps such a client blocked instead).
+   */
   public static boolean isNoGroup(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof RedisCommandExecutionException
           && t.getMessage() != null
-          && t.getMessage().startsWith("NOGROUP")) {
+          && (t.getMessage().startsWith("NOGROUP") || t.getMessage().startsWith("UNBLOCKED"))) {
         return true;
       }
     }

@@ -2,9 +2,9 @@ package io.ordertimeout.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.order.OrderStore;
 import io.ordertimeout.testing.TestStack;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -119,8 +119,7 @@ final class FaultWorkload {
                           "SELECT order_id, expire_at FROM orders WHERE status = 'UNPAID'");
                   ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                  out.put(
-                      rs.getString("order_id"), OrderStore.instant(rs, "expire_at").toEpochMilli());
+                  out.put(rs.getString("order_id"), DbTime.instant(rs, "expire_at").toEpochMilli());
                 }
               }
               return out;

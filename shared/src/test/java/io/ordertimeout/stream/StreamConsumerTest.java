@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.lettuce.core.Consumer;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.ordertimeout.api.Json;
@@ -234,6 +235,32 @@ class StreamConsumerTest {
     assertThat(redis.xinfoGroups(key)).hasSize(1);
     assertThat(status("lost-000002")).isEqualTo("CLOSED|USER_CANCEL|");
     stack.assertInvariants();
+  }
+
+  /**
+   * Redis 7.0 answers a blocked XREADGROUP whose stream was deleted with UNBLOCKED (6.2, the
+   * embedded server, keeps it blocked): the consumer recreates the group instead of counting two
+   * errors, as the test above showed on Redis 7.0.15 (issue 13).
+   */
+  @Test
+  void redisSevenUnblockingAReadOfALostStreamMeansTheStreamIsLost() {
+    assertThat(
+            EventStream.isNoGroup(
+                new RedisCommandExecutionException("UNBLOCKED the stream key no longer exists")))
+        .isTrue();
+    assertThat(
+            EventStream.isNoGroup(
+                new RuntimeException(
+                    new RedisCommandExecutionException(
+                        "UNBLOCKED the consumer group this client was blocked on no longer exists"))))
+        .isTrue();
+    assertThat(
+            EventStream.isNoGroup(
+                new RedisCommandExecutionException(
+                    "NOGROUP No such key 'k:{events}' or consumer group 'closers'")))
+        .isTrue();
+    assertThat(EventStream.isNoGroup(new RedisCommandExecutionException("ERR syntax error")))
+        .isFalse();
   }
 
   @Test

@@ -1,5 +1,6 @@
 package io.ordertimeout.bench;
 
+import io.ordertimeout.db.DbTime;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -77,8 +78,8 @@ final class BenchSeeder {
       for (Scenario.Order order : chunk) {
         LocalDateTime expireAt = PLACEHOLDER_BASE.plusNanos(order.dueOffsetMillis() * 1_000_000);
         o.setString(1, order.id());
-        o.setObject(2, expireAt.minusNanos(TIMEOUT_MILLIS * 1_000_000));
-        o.setObject(3, expireAt);
+        DbTime.bind(o, 2, expireAt.minusNanos(TIMEOUT_MILLIS * 1_000_000));
+        DbTime.bind(o, 3, expireAt);
         o.addBatch();
         for (PreparedStatement ps : new PreparedStatement[] {it, led}) {
           ps.setString(1, order.id());
@@ -116,7 +117,7 @@ final class BenchSeeder {
         PreparedStatement ps = c.prepareStatement("SELECT NOW(3) AS now");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
-      return rs.getObject("now", LocalDateTime.class);
+      return DbTime.utc(rs, "now");
     }
   }
 }

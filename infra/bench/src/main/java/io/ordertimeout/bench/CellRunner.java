@@ -2,6 +2,7 @@ package io.ordertimeout.bench;
 
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import java.sql.Connection;
@@ -182,9 +183,10 @@ final class CellRunner {
     try (Connection c = ds.getConnection()) {
       try (PreparedStatement ps =
           c.prepareStatement(
-              "SELECT TIMESTAMPDIFF(MICROSECOND, GREATEST(expire_at, ?), closed_at)"
+              "SELECT TIMESTAMPDIFF(MICROSECOND, GREATEST(expire_at, CAST(? AS DATETIME(3))),"
+                  + " closed_at)"
                   + " FROM orders WHERE status = 'CLOSED' AND close_reason = 'TIMEOUT'")) {
-        ps.setObject(1, runStart);
+        DbTime.bind(ps, 1, runStart);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             long us = rs.getLong(1);
@@ -228,11 +230,12 @@ final class CellRunner {
   private static double[] window(Connection c, LocalDateTime runStart) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(GREATEST(expire_at, ?)), MAX(closed_at)),"
-                + " TIMESTAMPDIFF(MICROSECOND, GREATEST(MAX(expire_at), ?), MAX(closed_at))"
+            "SELECT TIMESTAMPDIFF(MICROSECOND, MIN(GREATEST(expire_at, CAST(? AS DATETIME(3)))),"
+                + " MAX(closed_at)), TIMESTAMPDIFF(MICROSECOND,"
+                + " GREATEST(MAX(expire_at), CAST(? AS DATETIME(3))), MAX(closed_at))"
                 + " FROM orders WHERE status = 'CLOSED' AND close_reason = 'TIMEOUT'")) {
-      ps.setObject(1, runStart);
-      ps.setObject(2, runStart);
+      DbTime.bind(ps, 1, runStart);
+      DbTime.bind(ps, 2, runStart);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return new double[] {rs.getLong(1) / 1e6, rs.getLong(2) / 1e6};

@@ -10,6 +10,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.List;
@@ -26,6 +28,9 @@ import javax.sql.DataSource;
 public final class BulkSeeder {
   /** Rows per executeBatch: the driver rewrites them into multi-row INSERTs of ~100 KB. */
   private static final int CHUNK = 2_000;
+
+  private static final DateTimeFormatter LITERAL =
+      DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSS");
 
   private BulkSeeder() {}
 
@@ -96,8 +101,8 @@ public final class BulkSeeder {
       for (String id : ids) {
         Line line = orders.get(id);
         o.setString(1, id);
-        o.setObject(2, now);
-        o.setObject(3, expireAt);
+        o.setString(2, literal(now));
+        o.setString(3, literal(expireAt));
         o.addBatch();
         for (PreparedStatement ps : new PreparedStatement[] {it, led}) {
           ps.setString(1, id);
@@ -166,6 +171,15 @@ public final class BulkSeeder {
         }
       }
     }
+  }
+
+  /**
+   * A UTC wall-clock time as SQL text with milliseconds, the rule of shared's {@code DbTime} (this
+   * module cannot depend on shared): Connector/J drops the fraction of a bound LocalDateTime on
+   * MariaDB 10.x, whose handshake says 5.5.5-10.x, below the 5.6.4 that fractions need.
+   */
+  private static String literal(LocalDateTime utc) {
+    return utc.truncatedTo(ChronoUnit.MILLIS).format(LITERAL);
   }
 
   private static LocalDateTime dbNow(Connection c) throws SQLException {

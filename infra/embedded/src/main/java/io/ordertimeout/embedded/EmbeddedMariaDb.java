@@ -136,6 +136,11 @@ final class EmbeddedMariaDb extends DB {
     return builder.build();
   }
 
+  /**
+   * No {@code --default-time-zone}: like a server on a user's host, mariadbd keeps the zone of its
+   * environment (tests: TZ=Asia/Shanghai, see the parent pom), and the application's sessions must
+   * set UTC themselves. A server forced to UTC here would hide a session that does not.
+   */
   private static List<String> serverArguments() {
     List<String> args =
         new java.util.ArrayList<>(
@@ -147,7 +152,6 @@ final class EmbeddedMariaDb extends DB {
                 "--skip-name-resolve",
                 "--character-set-server=utf8mb4",
                 "--collation-server=utf8mb4_bin",
-                "--default-time-zone=+00:00",
                 "--max-connections=500",
                 // Test data is disposable: trade durability for speed (no fsync per commit, no
                 // doublewrite).

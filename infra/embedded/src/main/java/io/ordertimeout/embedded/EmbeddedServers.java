@@ -80,6 +80,14 @@ public final class EmbeddedServers {
     return config.externalRedis() && config.externalMysql();
   }
 
+  /**
+   * True when OTC_MYSQL_URL points at a server this JVM does not own: tests that stop or restart
+   * MariaDB skip (JUnit assumptions) rather than fail.
+   */
+  public boolean externalMysql() {
+    return config.externalMysql();
+  }
+
   // ---- Redis ----
 
   /** {@code redis://127.0.0.1:PORT} for the embedded server, OTC_REDIS_URI otherwise. */

@@ -1,13 +1,14 @@
 package io.ordertimeout.local;
 
 import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.db.DbTime;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.embedded.wechat.TradeState;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Timestamp;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,7 +40,7 @@ final class DemoReport {
   }
 
   /** One order as the database holds it at the end. */
-  private record Row(String status, String closeReason, Timestamp expireAt, Timestamp closedAt) {
+  private record Row(String status, String closeReason, Instant expireAt, Instant closedAt) {
     String outcome() {
       return status.equals("CLOSED") ? "CLOSED " + closeReason : status;
     }
@@ -99,7 +100,7 @@ final class DemoReport {
     Histogram lag = new Histogram(86_400_000L, 3);
     for (Row r : rows.values()) {
       if ("TIMEOUT".equals(r.closeReason()) && r.closedAt() != null) {
-        lag.recordValue(Math.max(0, r.closedAt().getTime() - r.expireAt().getTime()));
+        lag.recordValue(Math.max(0, r.closedAt().toEpochMilli() - r.expireAt().toEpochMilli()));
       }
     }
     if (lag.getTotalCount() == 0) {
@@ -161,8 +162,8 @@ final class DemoReport {
                 new Row(
                     rs.getString("status"),
                     rs.getString("close_reason"),
-                    rs.getTimestamp("expire_at"),
-                    rs.getTimestamp("closed_at")));
+                    DbTime.instant(rs, "expire_at"),
+                    DbTime.instant(rs, "closed_at")));
           }
           return rows;
         });
