@@ -97,14 +97,27 @@ public final class TimeoutSweeper {
    * Tunables of the loop; see OtcConfig for the defaults and their reasons. {@code parallelism}
    * shards are claimed and closed at once: a batch spends most of its time waiting on MySQL round
    * trips (bench S3: ~1,500 closes/s on one thread), so a second transaction on another shard uses
-   * that wait. More than the DB pool size only queues on the pool.
+   * that wait. More than the DB pool size only queues on the pool. {@code weChatStep} is the most a
+   * batch's WeChat step can take (zero without a payment gateway): a pass is started only when it
+   * and the batch's measured closing time fit before the margin.
    */
   public record Settings(
-      int batch, Duration claimLease, Duration poll, Duration margin, int parallelism) {
+      int batch,
+      Duration claimLease,
+      Duration poll,
+      Duration margin,
+      int parallelism,
+      Duration weChatStep) {
     public Settings {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
       }
+    }
+
+    /** Without a WeChat step (no payment gateway). */
+    public Settings(
+        int batch, Duration claimLease, Duration poll, Duration margin, int parallelism) {
+      this(batch, claimLease, poll, margin, parallelism, Duration.ZERO);
     }
 
     /** One shard at a time. */
@@ -133,8 +146,8 @@ public final class TimeoutSweeper {
   }
 
   /**
-   * Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, or
-   * terminate().
+   * Loops until {@code remainingMillis} (Lambda's remaining time) can no longer cover a pass and
+   * the margin, or terminate().
    */
   public SweepStats run(LongSupplier remainingMillis) {
     long started = System.nanoTime();
@@ -143,7 +156,7 @@ public final class TimeoutSweeper {
     TreeSet<Integer> held = new TreeSet<>();
     ExecutorService closers = closers();
     try {
-      while (!done && remainingMillis.getAsLong() > settings.margin().toMillis()) {
+      while (!done && passFits(remainingMillis.getAsLong())) {
         try {
           refreshLeases(held);
           int claimed = pass(held, counters, closers, remainingMillis);
@@ -243,7 +256,8 @@ public final class TimeoutSweeper {
     List<List<String>> chunks = chunks(claimed);
     long budget = remainingMillis.getAsLong() - settings.margin().toMillis();
     if (budget
-        < estimatedCloseMillis(chunks.get(0).size()) * (closers == null ? chunks.size() : 1)) {
+        < settings.weChatStep().toMillis()
+            + estimatedCloseMillis(chunks.get(0).size()) * (closers == null ? chunks.size() : 1)) {
       // Not enough time left in this invocation: any number of consumers can take them now.
       handOff(claimed, OrderEvents.HandOffCause.OVER_BUDGET, counters);
       return claimed.size();
@@ -373,6 +387,28 @@ public final class TimeoutSweeper {
         claimed.size(),
         claimed.get(0),
         e.toString());
+  }
+
+  /**
+   * Whether a pass started now ends before the margin: its WeChat step at its bound plus a full
+   * batch's expected closing time. The step is counted whole because a batch's prepaid orders are
+   * known only once it is loaded; the closing transactions' worst case beyond their average is what
+   * the margin is for (OtcConfig).
+   */
+  private boolean passFits(long remainingMillis) {
+    long pass = settings.weChatStep().toMillis() + estimatedCloseMillis(settings.batch());
+    if (remainingMillis - settings.margin().toMillis() >= pass) {
+      return true;
+    }
+    log.info(
+        "sweep stops (token {}): {} ms left, a pass needs {} ms (WeChat step {} ms) before the {}"
+            + " ms margin",
+        token,
+        remainingMillis,
+        pass,
+        settings.weChatStep().toMillis(),
+        settings.margin().toMillis());
+    return false;
   }
 
   /**

@@ -162,7 +162,8 @@ public final class TestStack implements AutoCloseable {
         c.sweepPoll(),
         c.invocationMargin(),
         c.migrateOnStart(),
-        c.stream());
+        c.stream(),
+        c.waits());
   }
 
   /**
