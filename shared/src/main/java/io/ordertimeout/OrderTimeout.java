@@ -120,6 +120,16 @@ public final class OrderTimeout implements AutoCloseable {
     }
     this.tx = new Tx(dataSource, config.waits().socketTimeout());
     this.timers = new TimerIndex(redis.sync(), config.keyPrefix(), config.timerShards());
+    try {
+      timers.requireShardCountUnchanged();
+    } catch (RuntimeException e) {
+      try {
+        redis.close();
+      } finally {
+        dataSource.close();
+      }
+      throw e;
+    }
     this.time = timeOverride != null ? timeOverride : new RedisTimeSource(redis.sync());
     this.orders = new OrderStore(tx);
     this.stream = new EventStream(redis.sync(), config.keyPrefix(), config.stream().maxLen());
