@@ -99,7 +99,8 @@ public final class TimeoutSweeper {
    * trips (bench S3: ~1,500 closes/s on one thread), so a second transaction on another shard uses
    * that wait. More than the DB pool size only queues on the pool. {@code weChatStep} is the most a
    * batch's WeChat step can take (zero without a payment gateway): a pass is started only when it
-   * and the batch's measured closing time fit before the margin.
+   * fits before the margin, and its batch is closed inline only when the measured closing time fits
+   * too (else handed to the stream).
    */
   public record Settings(
       int batch,
@@ -390,24 +391,24 @@ public final class TimeoutSweeper {
   }
 
   /**
-   * Whether a pass started now ends before the margin: its WeChat step at its bound plus a full
-   * batch's expected closing time. The step is counted whole because a batch's prepaid orders are
-   * known only once it is loaded; the closing transactions' worst case beyond their average is what
-   * the margin is for (OtcConfig).
+   * Whether a pass may start: the time left before the margin must exceed the WeChat step at its
+   * bound, counted whole because a batch's prepaid orders are known only once it is loaded and a
+   * step cannot be handed over half-way. A claimed batch whose measured closing time does not fit
+   * in what remains after the step is handed to the stream ({@link #pass}); the closing
+   * transactions' worst case beyond their average is what the margin is for (OtcConfig).
    */
   private boolean passFits(long remainingMillis) {
-    long pass = settings.weChatStep().toMillis() + estimatedCloseMillis(settings.batch());
-    if (remainingMillis - settings.margin().toMillis() >= pass) {
+    long left = remainingMillis - settings.margin().toMillis();
+    if (left > settings.weChatStep().toMillis()) {
       return true;
     }
     log.info(
-        "sweep stops (token {}): {} ms left, a pass needs {} ms (WeChat step {} ms) before the {}"
-            + " ms margin",
+        "sweep stops (token {}): {} ms left before the {} ms margin, a pass's WeChat step needs"
+            + " {} ms",
         token,
-        remainingMillis,
-        pass,
-        settings.weChatStep().toMillis(),
-        settings.margin().toMillis());
+        left,
+        settings.margin().toMillis(),
+        settings.weChatStep().toMillis());
     return false;
   }
 

@@ -216,9 +216,9 @@ class TemplateConsistencyTest {
   /**
    * OTC_FUNCTION_TIMEOUT_MS is each function's Timeout (the init checks compare the waits with it),
    * the template's values pass those checks, and the two looping functions keep running through
-   * their whole schedule period: the sweep starts passes while its remaining time covers the
-   * margin, the WeChat step and a batch (issue 13, defect 5), so its Timeout must exceed the period
-   * by that.
+   * their whole schedule period: the sweep starts passes while its remaining time exceeds the
+   * margin and the WeChat step (issue 13, defect 5), and closes a batch inline when its measured
+   * closing time fits too, so its Timeout must exceed the period by all three.
    */
   @TestFactory
   Stream<DynamicTest> everyFunctionsWaitsFitItsTimeoutAndTheLoopsCoverTheirSchedule() {
