@@ -36,14 +36,25 @@ public final class Invocation {
 
   private Invocation() {}
 
-  /** Runs {@code body} framed by the MDC and, on Lambda, an EMF flush of {@code metrics}. */
+  /**
+   * Runs {@code body} framed by the MDC and an EMF flush of {@code metrics}: to stdout on Lambda,
+   * to the sink given to {@link #publishTo} elsewhere, none otherwise.
+   */
   public static <T> T run(Context context, Metrics metrics, Supplier<T> body) {
     EmfPublisher publisher =
         SINK == null
-            ? null
+            ? PUBLISHERS.get(metrics)
             : PUBLISHERS.computeIfAbsent(
                 metrics, m -> new EmfPublisher(m, SINK, System::currentTimeMillis));
     return run(context, publisher, body);
+  }
+
+  /**
+   * From now on, invocations over {@code metrics} flush their EMF documents to {@code sink}, so a
+   * test (or a local run) reads exactly what Lambda would have written to CloudWatch Logs.
+   */
+  public static void publishTo(Metrics metrics, Consumer<String> sink) {
+    PUBLISHERS.put(metrics, new EmfPublisher(metrics, sink, System::currentTimeMillis));
   }
 
   /** As {@link #run(Context, Metrics, Supplier)} with an explicit publisher (null: none). */

@@ -23,6 +23,7 @@ import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
@@ -43,6 +44,17 @@ import org.slf4j.LoggerFactory;
  * <p>Orders that were prepaid at WeChat are left out of that transaction: {@link WeChatCloseStep}
  * asks WeChat about them first (concurrently, bounded), and only those WeChat closed go through a
  * second transaction of the same kind. Orders never prepaid make no WeChat call at all.
+ *
+ * <p>That second transaction closes an order only if its prepay state (prepay_id) is still the one
+ * WeChat was asked about. A prepay whose WeChat call was in flight during the WeChat step (the
+ * query and close found no trade) may have created the trade and stored its prepay_id since, and
+ * its payer may be paying it: closing the order blind would turn that payment into a
+ * paid-after-close refund. Such an order is re-classified and goes through the WeChat step again,
+ * which closes the new trade first. A prepay that stores its prepay_id after the closing commit
+ * finds the order CLOSED and never hands out payment parameters (PrepayService).
+ *
+ * <p>Row locks follow the one lock order of package {@code io.ordertimeout.db}: order rows by id,
+ * their RELEASE rows, coupons by id, stock by SKU last.
  */
 public final class OrderCloser {
   private static final Logger log = LoggerFactory.getLogger(OrderCloser.class);
@@ -52,6 +64,14 @@ public final class OrderCloser {
    * again after 5 s catches either outcome soon without polling WeChat in a loop.
    */
   static final Duration USER_PAYING_RETRY = Duration.ofSeconds(5);
+
+  /**
+   * WeChat rounds per call. A prepay_id goes from NULL to a value once and never changes after
+   * (PrepayService stores it only over NULL or the same id), so the second round sees the final
+   * prepay state; an order still changing after it is left UNPAID (failed) for a later pass rather
+   * than looping on WeChat.
+   */
+  static final int WECHAT_ROUNDS = 2;
 
   private final Tx tx;
   private final TimerIndex timers;
@@ -87,34 +107,59 @@ public final class OrderCloser {
     if (ids.isEmpty()) {
       return CloseResult.empty();
     }
-    List<Prepaid> prepaid = new ArrayList<>();
-    CloseResult result = closeBatch(ids, reason, Set.of(), prepaid);
-    return prepaid.isEmpty() ? result : result.plus(closePrepaid(prepaid, reason));
-  }
-
-  /**
-   * One transaction over {@code ids}; prepaid orders not in {@code clearedAtWeChat} are left UNPAID
-   * and reported in {@code prepaidOut}.
-   */
-  private CloseResult closeBatch(
-      List<String> ids, CloseReason reason, Set<String> clearedAtWeChat, List<Prepaid> prepaidOut) {
-    CloseResult result =
-        tx.inTransaction(
-            "close " + ids.size() + " orders (" + reason + ", first " + ids.get(0) + ")",
-            c -> closeInTransaction(c, ids, reason, clearedAtWeChat, prepaidOut));
-    afterCommit(result, reason);
+    Pass pass = closeBatch(ids, reason, Map.of());
+    CloseResult result = pass.result();
+    for (int round = 1; !pass.prepaid().isEmpty(); round++) {
+      if (round > WECHAT_ROUNDS) {
+        return result.plus(stillChanging(pass.prepaid()));
+      }
+      pass = closePrepaid(pass.prepaid(), reason);
+      result = result.plus(pass.result());
+    }
     return result;
   }
 
-  /** Step 2 for prepaid orders: WeChat's verdicts, then the database close of the closable ones. */
-  private CloseResult closePrepaid(List<Prepaid> prepaid, CloseReason reason) {
-    List<String> closable = new ArrayList<>();
+  /**
+   * What one closing transaction did, and the prepaid orders it left UNPAID for the WeChat step:
+   * those not cleared at WeChat yet, or cleared for another prepay state than they have now.
+   */
+  private record Pass(CloseResult result, List<Prepaid> prepaid) {}
+
+  /**
+   * One transaction over {@code ids}; a prepaid order is closed only if {@code clearedAtWeChat}
+   * holds it with the prepay state it still has.
+   */
+  private Pass closeBatch(
+      List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat) {
+    Pass pass =
+        tx.inTransaction(
+            "close " + ids.size() + " orders (" + reason + ", first " + ids.get(0) + ")",
+            c -> closeInTransaction(c, ids, reason, clearedAtWeChat));
+    afterCommit(pass.result(), reason);
+    return pass;
+  }
+
+  private CloseResult stillChanging(List<Prepaid> prepaid) {
+    List<String> ids = prepaid.stream().map(Prepaid::orderId).toList();
+    log.warn("prepay state of orders {} kept changing during the close; left UNPAID", ids);
+    metrics.count("close_wechat_failures", ids.size());
+    return new CloseResult(List.of(), List.of(), Map.of(), List.of(), List.of(), List.of(), ids);
+  }
+
+  /**
+   * Step 2 for prepaid orders: WeChat's verdicts, then the database close of the closable ones;
+   * those whose prepay state changed meanwhile come back in the pass for another round.
+   */
+  private Pass closePrepaid(List<Prepaid> prepaid, CloseReason reason) {
+    Map<String, Prepaid> asked = new HashMap<>();
+    prepaid.forEach(p -> asked.put(p.orderId(), p));
+    Map<String, Prepaid> closable = new HashMap<>();
     List<String> paid = new ArrayList<>();
     List<String> deferred = new ArrayList<>();
     List<String> failed = new ArrayList<>();
     for (Checked checked : weChat.check(prepaid).values()) {
       switch (checked.verdict()) {
-        case CLOSABLE -> closable.add(checked.orderId());
+        case CLOSABLE -> closable.put(checked.orderId(), asked.get(checked.orderId()));
         case PAID -> (takePaidPath(checked) ? paid : failed).add(checked.orderId());
         case DEFER -> deferred.add(checked.orderId());
         case FAILED -> failed.add(checked.orderId());
@@ -126,10 +171,11 @@ public final class OrderCloser {
     CloseResult weChatOutcome =
         new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed);
     if (closable.isEmpty()) {
-      return weChatOutcome;
+      return new Pass(weChatOutcome, List.of());
     }
-    return closeBatch(closable, reason, Set.copyOf(closable), new ArrayList<>())
-        .plus(weChatOutcome);
+    Pass pass = closeBatch(new ArrayList<>(new TreeSet<>(closable.keySet())), reason, closable);
+    metrics.count("close_prepay_changed", pass.prepaid().size());
+    return new Pass(pass.result().plus(weChatOutcome), pass.prepaid());
   }
 
   private boolean takePaidPath(Checked checked) {
@@ -189,54 +235,58 @@ public final class OrderCloser {
     events.closed(result.closed(), reason);
   }
 
-  private CloseResult closeInTransaction(
-      Connection c,
-      List<String> ids,
-      CloseReason reason,
-      Set<String> clearedAtWeChat,
-      List<Prepaid> prepaid)
+  private Pass closeInTransaction(
+      Connection c, List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat)
       throws SQLException {
-    Map<String, Long> dueIn = new HashMap<>();
-    List<String> eligible = new ArrayList<>();
-    List<String> alreadyFinal = new ArrayList<>();
-    prepaid.clear(); // Tx retries a deadlocked transaction: start each attempt afresh
-    lockAndClassify(c, ids, reason, clearedAtWeChat, eligible, alreadyFinal, dueIn, prepaid);
-    Set<String> seen = new java.util.HashSet<>(eligible);
-    seen.addAll(alreadyFinal);
-    seen.addAll(dueIn.keySet());
-    prepaid.forEach(p -> seen.add(p.orderId()));
+    // A fresh classification per attempt: Tx retries a deadlocked transaction from the start.
+    Classified found = lockAndClassify(c, ids, reason, clearedAtWeChat);
+    Set<String> seen = new java.util.HashSet<>(found.eligible);
+    seen.addAll(found.alreadyFinal);
+    seen.addAll(found.dueIn.keySet());
+    found.prepaid.forEach(p -> seen.add(p.orderId()));
     List<String> unknown = ids.stream().filter(id -> !seen.contains(id)).toList();
+    List<String> eligible = found.eligible;
     if (eligible.isEmpty()) {
-      return new CloseResult(List.of(), alreadyFinal, dueIn, unknown);
+      return new Pass(
+          new CloseResult(List.of(), found.alreadyFinal, found.dueIn, unknown), found.prepaid);
     }
+    // The lock order (package io.ordertimeout.db): the order rows are locked; their RELEASE
+    // rows, then coupons by id, then stock by SKU.
     markClosed(c, eligible, reason);
     Map<String, List<OrderItem>> items = OrderStore.items(c, eligible);
     releaseLedger(c, items);
-    unlockCoupons(c, eligible);
+    unlockCoupons(c, found.couponOwners);
     List<CloseResult.ClosedOrder> lags = lags(c, eligible);
     // Stock last, right before the commit: a hot SKU's row lock is then held for one statement
     // and the commit, not for the coupon and lag statements too (bench S2, one SKU, 4 closers).
     releaseStock(c, items, eligible);
-    return new CloseResult(lags, alreadyFinal, dueIn, unknown);
+    return new Pass(new CloseResult(lags, found.alreadyFinal, found.dueIn, unknown), found.prepaid);
+  }
+
+  /** What the locking read found for each order of a batch. */
+  private static final class Classified {
+    final List<String> eligible = new ArrayList<>();
+    final List<String> alreadyFinal = new ArrayList<>();
+    final Map<String, Long> dueIn = new HashMap<>();
+    final List<Prepaid> prepaid = new ArrayList<>();
+
+    /** coupon id -> the eligible order that locked it, in coupon id order (the lock order). */
+    final Map<String, String> couponOwners = new TreeMap<>();
   }
 
   /**
    * Locks the rows (primary-key order, so concurrent closers never deadlock on each other) and
-   * sorts them.
+   * sorts them. A prepaid order is eligible only when WeChat cleared it for the very prepay_id it
+   * has now: the row lock taken here is held to the commit, so no prepay can store a prepay_id
+   * between this check and the closing UPDATE.
    */
-  private static void lockAndClassify(
-      Connection c,
-      List<String> ids,
-      CloseReason reason,
-      Set<String> clearedAtWeChat,
-      List<String> eligible,
-      List<String> alreadyFinal,
-      Map<String, Long> dueIn,
-      List<Prepaid> prepaid)
+  private static Classified lockAndClassify(
+      Connection c, List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat)
       throws SQLException {
+    Classified found = new Classified();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT order_id, tenant_id, status,"
+            "SELECT order_id, tenant_id, status, coupon_id, prepay_id,"
                 + " (prepay_id IS NOT NULL OR prepaid_at IS NOT NULL) AS prepaid,"
                 + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
                 + " WHERE order_id IN ("
@@ -248,17 +298,29 @@ public final class OrderCloser {
           String id = rs.getString("order_id");
           long dueInUs = rs.getLong("due_in_us");
           if (!"UNPAID".equals(rs.getString("status"))) {
-            alreadyFinal.add(id);
+            found.alreadyFinal.add(id);
           } else if (reason.requiresDeadline() && dueInUs > 0) {
-            dueIn.put(id, (dueInUs + 999) / 1_000);
-          } else if (rs.getBoolean("prepaid") && !clearedAtWeChat.contains(id)) {
-            prepaid.add(new Prepaid(id, rs.getString("tenant_id")));
+            found.dueIn.put(id, (dueInUs + 999) / 1_000);
+          } else if (rs.getBoolean("prepaid")
+              && !clearedFor(clearedAtWeChat.get(id), rs.getString("prepay_id"))) {
+            found.prepaid.add(
+                new Prepaid(id, rs.getString("tenant_id"), rs.getString("prepay_id")));
           } else {
-            eligible.add(id);
+            found.eligible.add(id);
+            String couponId = rs.getString("coupon_id");
+            if (couponId != null) {
+              found.couponOwners.put(couponId, id);
+            }
           }
         }
       }
     }
+    return found;
+  }
+
+  /** WeChat cleared this order for the prepay state it has now (null prepay_id included). */
+  private static boolean clearedFor(Prepaid cleared, String prepayIdNow) {
+    return cleared != null && Objects.equals(cleared.prepayId(), prepayIdNow);
   }
 
   private static void markClosed(Connection c, List<String> eligible, CloseReason reason)
@@ -350,15 +412,25 @@ public final class OrderCloser {
     }
   }
 
-  private static void unlockCoupons(Connection c, List<String> orderIds) throws SQLException {
+  /**
+   * Each coupon by its primary key, in coupon id order (the lock order), and only while the closed
+   * order still holds it.
+   */
+  private static void unlockCoupons(Connection c, Map<String, String> couponOwners)
+      throws SQLException {
+    if (couponOwners.isEmpty()) {
+      return;
+    }
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE coupons SET status = 'AVAILABLE',"
-                + " locked_by_order = NULL WHERE status = 'LOCKED' AND locked_by_order IN ("
-                + OrderStore.placeholders(orderIds.size())
-                + ")")) {
-      OrderStore.bind(ps, 1, orderIds);
-      ps.executeUpdate();
+            "UPDATE coupons SET status = 'AVAILABLE', locked_by_order = NULL"
+                + " WHERE coupon_id = ? AND status = 'LOCKED' AND locked_by_order = ?")) {
+      for (Map.Entry<String, String> coupon : couponOwners.entrySet()) {
+        ps.setString(1, coupon.getKey());
+        ps.setString(2, coupon.getValue());
+        ps.addBatch();
+      }
+      ps.executeBatch();
     }
   }
 

@@ -68,7 +68,13 @@ public final class WeChatCloseStep {
 
   record Checked(String orderId, String tenantId, Verdict verdict, TradeStatus trade) {}
 
-  record Prepaid(String orderId, String tenantId) {}
+  /**
+   * An order to ask WeChat about.
+   *
+   * @param prepayId the order's prepay_id when it was classified (null while its prepay had not
+   *     stored one): WeChat's verdict holds for that prepay state only
+   */
+  record Prepaid(String orderId, String tenantId, String prepayId) {}
 
   /** Checks every order concurrently; answers one verdict per order, in the given order. */
   Map<String, Checked> check(List<Prepaid> orders) {

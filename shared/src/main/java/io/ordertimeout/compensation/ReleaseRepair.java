@@ -14,8 +14,10 @@ import java.util.Map;
 /**
  * The one certain ledger repair (see {@link LedgerAudit}): inserts the missing RELEASE rows of
  * CLOSED orders on one SKU and moves their quantity reserved -> available, in one transaction that
- * re-checks every condition under the row locks. Orders are locked before the stock row, the order
- * the closer locks in, so the two never deadlock.
+ * re-checks every condition under the row locks. It follows the lock order of every writer (package
+ * {@code io.ordertimeout.db}): the orders, their ledger rows (the RELEASE rows are written before
+ * the stock row is locked), then the stock row last, so it never deadlocks with a closer, placement
+ * or payment.
  */
 final class ReleaseRepair {
   private final Tx tx;
@@ -27,11 +29,26 @@ final class ReleaseRepair {
   /** What the locked re-check found; null refusal means the repair was made. */
   private record Outcome(String refusal, Map<String, Object> evidence) {}
 
+  /** Rolls back the RELEASE rows written before a re-check under the stock lock refused them. */
+  private static final class Refused extends RuntimeException {
+    private final transient Outcome outcome;
+
+    Refused(Outcome outcome) {
+      super(outcome.refusal(), null, false, false);
+      this.outcome = outcome;
+    }
+  }
+
   void repair(Tally tally, String skuId, List<Missing> missing, Flags flags) {
-    Outcome outcome =
-        tx.inTransaction(
-            "insert " + missing.size() + " missing RELEASE rows of SKU " + skuId,
-            c -> repairLocked(c, skuId, missing));
+    Outcome outcome;
+    try {
+      outcome =
+          tx.inTransaction(
+              "insert " + missing.size() + " missing RELEASE rows of SKU " + skuId,
+              c -> repairLocked(c, skuId, missing));
+    } catch (Refused refused) {
+      outcome = refused.outcome;
+    }
     if (outcome.refusal() == null) {
       tally.repaired(LedgerAudit.repairFinding(skuId, missing));
       tally.add("ledger_repairs", missing.size());
@@ -52,9 +69,12 @@ final class ReleaseRepair {
     if (refusal != null) {
       return new Outcome(refusal, Map.of());
     }
+    // The orders' own rows before the stock row: the hot row is then held for the demand query
+    // (which must see the same reserved quantity as the lock) and one UPDATE only.
+    insertReleases(c, skuId, missing);
     long[] stock = lockStock(c, skuId);
     if (stock == null) {
-      return new Outcome("no stock row", Map.of());
+      throw new Refused(new Outcome("no stock row", Map.of()));
     }
     long demand = LedgerAudit.unpaidDemand(c, List.of(skuId)).getOrDefault(skuId, 0L);
     long quantity = missing.stream().mapToLong(Missing::quantity).sum();
@@ -65,12 +85,11 @@ final class ReleaseRepair {
     evidence.put("total", stock[3]);
     evidence.put("unpaidDemand", demand);
     if (stock[0] + stock[1] + stock[2] != stock[3]) {
-      return new Outcome("available + reserved + sold != total", evidence);
+      throw new Refused(new Outcome("available + reserved + sold != total", evidence));
     }
     if (stock[1] - demand != quantity) {
-      return new Outcome("reserved - demand != " + quantity, evidence);
+      throw new Refused(new Outcome("reserved - demand != " + quantity, evidence));
     }
-    insertReleases(c, skuId, missing);
     moveToAvailable(c, skuId, quantity);
     return new Outcome(null, evidence);
   }

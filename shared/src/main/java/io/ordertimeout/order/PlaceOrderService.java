@@ -17,9 +17,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Places an order: one transaction reserves stock (conditional UPDATE, no oversell), locks the
- * coupon, writes the order, its items, the RESERVE ledger rows and the snapshot; then the timer is
- * scheduled in Redis.
+ * Places an order: one transaction writes the order, its items, the RESERVE ledger rows and the
+ * snapshot, locks the coupon and reserves stock (conditional UPDATE, no oversell), in the lock
+ * order of every writer (package {@code io.ordertimeout.db}): order rows, their own rows, coupon,
+ * stock last. Then the timer is scheduled in Redis.
  *
  * <p>Redis is scheduled after the commit and its failure does not fail the placement: MySQL is the
  * source of truth and compensation schedules any UNPAID order that has no timer.
@@ -92,15 +93,18 @@ public final class PlaceOrderService {
   private Order insert(Connection c, PlaceOrderCommand cmd, String hash) throws SQLException {
     Instant now = OrderStore.dbNow(c);
     Instant expireAt = now.plusSeconds(cmd.timeoutSeconds());
+    // The lock order (package io.ordertimeout.db): order row and its own rows, coupon, stock. A
+    // re-order with the coupon of an order being closed waits for the coupon while holding no stock
+    // row, so it cannot deadlock with the closer, which takes the stock rows after the coupons.
     insertOrder(c, cmd, hash, now, expireAt);
-    for (OrderItem item : cmd.items()) {
-      reserve(c, cmd.tenantId(), item);
-    }
+    insertItemsAndLedger(c, cmd);
+    insertSnapshot(c, cmd, now, expireAt);
     if (cmd.couponId() != null) {
       lockCoupon(c, cmd);
     }
-    insertItemsAndLedger(c, cmd);
-    insertSnapshot(c, cmd, now, expireAt);
+    for (OrderItem item : cmd.items()) { // sorted by SKU (PlaceOrderCommand)
+      reserve(c, cmd.tenantId(), item);
+    }
     return new Order(
         cmd.orderId(),
         cmd.tenantId(),

@@ -23,10 +23,11 @@ import org.slf4j.LoggerFactory;
  * The paid path (DESIGN.md section 6), shared by the payment notification and the close path.
  *
  * <p>One transaction: lock the order, check it against the trade, then UNPAID -> PAID with its SELL
- * ledger rows, reserved stock moved to sold (one UPDATE per SKU) and the coupon USED. Only after
- * the commit is the timer removed. A second SUCCESS for a PAID order changes nothing; a SUCCESS for
- * a CLOSED order is recorded once in paid_after_close and refunded, and its stock stays where it is
- * (someone else may have bought it since).
+ * ledger rows, the coupon USED and reserved stock moved to sold (one UPDATE per SKU, last: the lock
+ * order of package {@code io.ordertimeout.db}). Only after the commit is the timer removed. A
+ * second SUCCESS for a PAID order changes nothing; a SUCCESS for a CLOSED order is recorded once in
+ * paid_after_close and refunded, and its stock stays where it is (someone else may have bought it
+ * since).
  */
 public final class PaymentService {
   private static final Logger log = LoggerFactory.getLogger(PaymentService.class);
@@ -164,8 +165,9 @@ public final class PaymentService {
         markPaid(c, trade);
         List<OrderItem> items = items(c, trade.orderId());
         sellLedger(c, trade.orderId(), items);
-        sellStock(c, trade.orderId(), items);
+        // The lock order (package io.ordertimeout.db): coupon before stock, stock last.
         useCoupon(c, trade.orderId(), order.couponId());
+        sellStock(c, trade.orderId(), items);
         return new Applied(PaymentOutcome.PAID, false);
       }
     }

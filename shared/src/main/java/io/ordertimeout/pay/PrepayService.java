@@ -29,6 +29,14 @@ import org.slf4j.LoggerFactory;
  * itself refuses payment once the order is due. (3) Store the prepay_id, again conditional on
  * UNPAID. A repeated prepay sends the same parameters, WeChat answers the same prepay_id, and the
  * SDK signs fresh payment parameters for it.
+ *
+ * <p>Payment parameters leave this class only after step 3 committed, and the closer closes a
+ * prepaid order only while its prepay_id is the one it asked WeChat about (OrderCloser). So a trade
+ * created while a cancel or a timeout close was under way, after the closer found no trade at
+ * WeChat, is either stored here first (the closer then closes it at WeChat before closing the
+ * order) or refused here (the order is CLOSED; the trade is closed and no payer ever got it). That
+ * holds for timeouts too, where WeChat judges time_expire by its own clock, which may run behind
+ * the database's.
  */
 public final class PrepayService {
   private static final Logger log = LoggerFactory.getLogger(PrepayService.class);

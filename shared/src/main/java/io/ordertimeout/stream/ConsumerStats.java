@@ -9,6 +9,7 @@ package io.ordertimeout.stream;
  * @param closed orders this consumer moved to CLOSED
  * @param acked entries acknowledged (closed, no-op, not due, informational or dead-lettered)
  * @param failed entry deliveries that failed and were left pending for a retry
+ * @param deferred entry deliveries left pending, uncounted, because the payer was paying at WeChat
  * @param deadLettered entries moved to the dead-letter store
  * @param groupsCreated times the consumer group (and stream) had to be (re)created
  * @param errors passes that failed (Redis or DB unavailable) and were retried
@@ -21,6 +22,7 @@ public record ConsumerStats(
     long closed,
     long acked,
     long failed,
+    long deferred,
     long deadLettered,
     long groupsCreated,
     long errors,

@@ -69,6 +69,11 @@ public final class DeadLetters {
     redis.del(stream.errorsKey(entryId));
   }
 
+  /** As {@link #forget(String)} for many entries, in one DEL (the keys share the stream's slot). */
+  public void forget(List<String> entryIds) {
+    redis.del(entryIds.stream().map(stream::errorsKey).toArray(String[]::new));
+  }
+
   /**
    * Stores a dead letter; storing the same entry again (a consumer died between this and its XACK)
    * updates the row instead of adding one.

@@ -5,6 +5,7 @@ import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XAutoClaimArgs;
+import io.lettuce.core.XClaimArgs;
 import io.lettuce.core.XReadArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.ClaimedMessages;
@@ -20,6 +21,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
@@ -31,11 +33,24 @@ import org.slf4j.LoggerFactory;
  * until done: claim idle entries; read new ones (blocking, 1 s); close; acknowledge}. Every error
  * of a pass is logged and counted and the next pass tries again after a jittered wait.
  *
- * <p>Delivery is at least once. An entry is acknowledged only after the close committed or was a
- * definite no-op (order already final, unknown, or not yet due and re-scheduled by the closer). A
- * failing entry stays pending; after the visibility timeout any consumer XAUTOCLAIMs it, and at its
- * {@code maxDeliveries}-th failed delivery it goes to the dead-letter store with its error history,
- * is acknowledged and counted ({@code dead_letters}).
+ * <p>Delivery is at least once. An entry is acknowledged only after its close had a definite
+ * outcome: the close committed, the order took the paid path, or there was nothing to do (order
+ * already final, unknown, or not yet due and re-scheduled by the closer). Everything else stays
+ * pending and, after the visibility timeout, is XAUTOCLAIMed by any consumer:
+ *
+ * <ul>
+ *   <li>a failure (the close threw, or WeChat gave no definite answer for a prepaid order: timeout,
+ *       {@code SYSTEM_ERROR}, {@code FREQUENCY_LIMITED}) is recorded in the entry's error history,
+ *       and at its {@code maxDeliveries}-th failed delivery the entry goes to the dead-letter
+ *       store, is acknowledged and counted ({@code dead_letters});
+ *   <li>a deferral (WeChat says the payer is entering the password, USERPAYING) is a definite "not
+ *       yet", not a failure: the delivery is given back to the entry's count, so waiting for a
+ *       payer never turns into a dead letter. It is bounded by the trade itself: WeChat closes an
+ *       unpaid trade at its time_expire, the order's deadline, after which the close goes through.
+ * </ul>
+ *
+ * Acknowledging a failed or deferred cancel_requested would lose the user's cancel: the order would
+ * keep its stock and coupon until its deadline (up to 24 h).
  *
  * <p>Blocking reads use a connection of their own (closed by {@link #close()}), so the closer's and
  * the acks' Redis commands never wait behind a blocked read.
@@ -65,6 +80,10 @@ public final class StreamConsumer implements AutoCloseable {
   private final Counters counters = new Counters();
   private volatile boolean done;
   private String name;
+
+  /** Where the read of this name's own pending entries goes on; null once they were all read. */
+  private String ownPendingFrom = "0";
+
   private long lastClaimAt = Long.MIN_VALUE / 2;
   private long lastRenewAt;
 
@@ -126,7 +145,6 @@ public final class StreamConsumer implements AutoCloseable {
   }
 
   private void loop(LongSupplier remainingMillis) {
-    boolean ownPendingFirst = true;
     int failuresInARow = 0;
     while (!done && budget(remainingMillis) > 0) {
       try {
@@ -134,8 +152,8 @@ public final class StreamConsumer implements AutoCloseable {
           log.warn("consumer {} lost its name lease; ending this invocation", name);
           return;
         }
-        if (ownPendingFirst) {
-          ownPendingFirst = readOwnPending();
+        if (ownPendingFrom != null) {
+          readOwnPending();
         } else {
           claimIdle();
           readNew(remainingMillis);
@@ -156,21 +174,25 @@ public final class StreamConsumer implements AutoCloseable {
   // ---- one pass --------------------------------------------------------------------------
 
   /**
-   * The name's own pending entries (left by a previous holder that died) come first; returns true
-   * while there are more of them.
+   * The name's own pending entries (left by a previous holder that died, or failed or deferred by
+   * one) come first, each once: the read goes on after the last entry of the previous page, because
+   * an entry that failed or was deferred stays pending and re-reading from "0" would retry it in a
+   * tight loop. Later retries wait for the visibility timeout, like everyone else's.
    */
-  private boolean readOwnPending() {
+  private void readOwnPending() {
     List<StreamMessage<String, String>> mine =
         redis.xreadgroup(
             consumer(),
             XReadArgs.Builder.count(settings.stream().batch()),
-            XReadArgs.StreamOffset.from(stream.key(), "0"));
+            XReadArgs.StreamOffset.from(stream.key(), ownPendingFrom));
     if (mine.isEmpty()) {
-      return false;
+      ownPendingFrom = null;
+      return;
     }
+    // XREADGROUP with an id answers the consumer's pending entries after that id
+    ownPendingFrom = mine.get(mine.size() - 1).getId();
     counters.read += mine.size();
     handle(mine, true);
-    return true;
   }
 
   /** Takes over entries idle past the visibility timeout, at most every half timeout. */
@@ -234,7 +256,7 @@ public final class StreamConsumer implements AutoCloseable {
       }
       batch.add(entry);
     }
-    ack(batch.noOps);
+    settled(batch.noOps, deliveries);
     closeAll(batch.cancels, CloseReason.USER_CANCEL, deliveries);
     closeAll(batch.closeDues, CloseReason.TIMEOUT, deliveries);
     batch.broken.forEach((entry, error) -> failed(entry, null, error, deliveries));
@@ -244,11 +266,9 @@ public final class StreamConsumer implements AutoCloseable {
     if (events.isEmpty()) {
       return;
     }
+    CloseResult result;
     try {
-      CloseResult result =
-          closer.close(events.stream().map(e -> e.event.orderId()).toList(), reason);
-      counters.closed += result.closed().size();
-      ack(events.stream().map(e -> e.entry).toList());
+      result = closer.close(events.stream().map(e -> e.event.orderId()).toList(), reason);
     } catch (RuntimeException batchFailure) {
       if (events.size() == 1) {
         failed(events.get(0).entry, events.get(0).event, batchFailure.toString(), deliveries);
@@ -261,6 +281,78 @@ public final class StreamConsumer implements AutoCloseable {
           reason,
           batchFailure.toString());
       events.forEach(e -> closeAll(List.of(e), reason, deliveries));
+      return;
+    }
+    counters.closed += result.closed().size();
+    settle(events, result, reason, deliveries);
+  }
+
+  /**
+   * Acknowledges the entries whose orders the close settled (closed, paid, already final, unknown,
+   * not due); the orders WeChat left open stay pending: {@code failed} ones as a failed delivery,
+   * {@code deferred} ones (payer paying) as a delivery given back.
+   */
+  private void settle(
+      List<Event> events, CloseResult result, CloseReason reason, Map<String, Long> deliveries) {
+    Set<String> failed = Set.copyOf(result.failed());
+    Set<String> deferred = Set.copyOf(result.deferred());
+    List<StreamMessage<String, String>> done = new ArrayList<>(events.size());
+    for (Event e : events) {
+      String orderId = e.event.orderId();
+      if (deferred.contains(orderId)) {
+        defer(e, reason, deliveries);
+      } else if (failed.contains(orderId)) {
+        failed(
+            e.entry,
+            e.event,
+            "close of order "
+                + orderId
+                + " ("
+                + reason
+                + ") left it UNPAID: WeChat gave no definite answer (error or timeout, see"
+                + " close_wechat_failures) or its paid path failed",
+            deliveries);
+      } else {
+        done.add(e.entry);
+      }
+    }
+    settled(done, deliveries);
+  }
+
+  /**
+   * Leaves an entry pending and gives its delivery back: XCLAIM to this consumer with JUSTID (which
+   * does not count a delivery) and RETRYCOUNT one below this delivery's. A payer at the password
+   * prompt is a definite "not yet" from WeChat, not a failure; counting it would dead-letter the
+   * cancel of an order whose payer takes longer than maxDeliveries x visibility (5 x 30 s). The
+   * entry comes back after the visibility timeout (30 s: one WeChat query per wait, not a poll).
+   */
+  private void defer(Event e, CloseReason reason, Map<String, Long> deliveries) {
+    long delivered = deliveries.getOrDefault(e.entry.getId(), 1L);
+    redis.xclaim(
+        stream.key(),
+        consumer(),
+        XClaimArgs.Builder.justid().retryCount(Math.max(0, delivered - 1)),
+        e.entry.getId());
+    counters.deferred++;
+    metrics.count("stream_deferred", 1);
+    log.info(
+        "stream entry {} ({} of order {}): the payer is paying at WeChat; looking again in {} ms",
+        e.entry.getId(),
+        reason,
+        e.event.orderId(),
+        settings.stream().visibility().toMillis());
+  }
+
+  /** Acknowledges entries done with, and drops the error histories of those that failed before. */
+  private void settled(List<StreamMessage<String, String>> entries, Map<String, Long> deliveries) {
+    ack(entries);
+    List<String> failedBefore =
+        entries.stream()
+            .map(StreamMessage::getId)
+            .filter(id -> deliveries.getOrDefault(id, 1L) > 1)
+            .toList();
+    if (!failedBefore.isEmpty()) {
+      deadLetters.forget(failedBefore);
     }
   }
 
@@ -501,6 +593,7 @@ public final class StreamConsumer implements AutoCloseable {
     long closed;
     long acked;
     long failed;
+    long deferred;
     long deadLettered;
     long groupsCreated;
     long errors;
@@ -514,6 +607,7 @@ public final class StreamConsumer implements AutoCloseable {
           closed,
           acked,
           failed,
+          deferred,
           deadLettered,
           groupsCreated,
           errors,

@@ -124,7 +124,7 @@ class StreamLoadTest {
         claimed += s.claimed();
       }
     }
-    return new ConsumerStats("all", 0, 0, claimed, closed, 0, 0, 0, 0, 0, 0);
+    return new ConsumerStats("all", 0, 0, claimed, closed, 0, 0, 0, 0, 0, 0, 0);
   }
 
   /**

@@ -6,10 +6,16 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ordertimeout.config.OtcConfig;
 import java.io.IOException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
+import java.lang.reflect.TypeVariable;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -30,6 +36,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Keeps template.yaml and the code in step (issue 6, item 5): handlers, CodeUris, environment
@@ -123,6 +130,10 @@ class TemplateConsistencyTest {
   private static SamTemplate template;
   private static LocalStack stack;
   private static final HttpClient http = HttpClient.newHttpClient();
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper LENIENT =
+      new ObjectMapper().configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+  private static ObjectNode hookAnswers;
 
   @BeforeAll
   static void start() {
@@ -161,16 +172,16 @@ class TemplateConsistencyTest {
   }
 
   @TestFactory
-  Stream<DynamicTest> everyCodeUriIsItsModulesShadedJar() {
+  Stream<DynamicTest> everyCodeUriIsTheModuleWhoseShadedJarTheMakefileShips() {
     return template.functions().stream()
         .map(
             f ->
                 DynamicTest.dynamicTest(
                     f.logicalId(),
                     () -> {
-                      Matcher m =
-                          Pattern.compile("functions/([a-z0-9-]+)/target/\\1-lambda\\.jar")
-                              .matcher(f.codeUri());
+                      // sam build runs the Makefile's build-<LogicalId> target, which copies
+                      // functions/<module>/target/<module>-lambda.jar (TemplateProductionTest)
+                      Matcher m = Pattern.compile("functions/([a-z0-9-]+)").matcher(f.codeUri());
                       assertThat(m.matches())
                           .as("CodeUri %s of %s", f.codeUri(), f.logicalId())
                           .isTrue();
@@ -181,6 +192,11 @@ class TemplateConsistencyTest {
                       assertThat(Files.readString(pom))
                           .contains("<artifactId>" + m.group(1) + "</artifactId>")
                           .contains("maven-shade-plugin");
+                      // the parent's shade configuration names the jar the Makefile copies
+                      assertThat(Files.readString(root.resolve("pom.xml")))
+                          .contains(
+                              "<outputFile>${project.build.directory}/${project.artifactId}"
+                                  + "-lambda.jar</outputFile>");
                       assertThat(
                               handlerClass(f)
                                   .getProtectionDomain()
@@ -337,6 +353,169 @@ class TemplateConsistencyTest {
     }
   }
 
+  // ---- the pre-traffic hook's samples (issue 15 item 7) ----
+
+  /**
+   * Each sample of template.yaml's pre-traffic hook, sent to the real handler as the hook sends it
+   * (a direct invoke, no gateway), gets the answer the hook requires of a healthy new version.
+   */
+  @TestFactory
+  Stream<DynamicTest> preTrafficHookSamplesGetTheAnswersTheHookRequires() throws IOException {
+    JsonNode samples = TemplateProductionTest.hookSamples();
+    List<DynamicTest> tests = new ArrayList<>();
+    for (SamTemplate.Function f : template.functions()) {
+      String module = TemplateProductionTest.module(f);
+      for (JsonNode sample : samples.path(module)) {
+        tests.add(
+            DynamicTest.dynamicTest(
+                module + " " + sample.path("name").asText(),
+                () -> {
+                  JsonNode answer =
+                      hookAnswers().path(module).get(indexOf(samples, module, sample));
+                  assertThat(verdict(sample.path("expect"), answer))
+                      .as("%s answered %s", module, answer)
+                      .isEmpty();
+                }));
+      }
+    }
+    return tests.stream();
+  }
+
+  /**
+   * The hook's own Python code (its inline ZipFile), given the handlers' answers through stubbed
+   * CodeDeploy and Lambda clients, reports Succeeded for every function and sends the samples; one
+   * wrong answer makes it report Failed. Needs python3 with botocore (cfn-lint's translator brings
+   * boto3).
+   */
+  @Test
+  void preTrafficHookPassesTheseHandlersAndFailsAWrongAnswer(@TempDir Path work) throws Exception {
+    Path python = TemplateProductionTest.onPath("python3");
+    assumeTrue(python != null, "python3 is not on the PATH: hook run skipped");
+    assumeTrue(
+        TemplateProductionTest.run(work, python.toString(), "-c", "import boto3").code() == 0,
+        "boto3 is not installed (pip install cfn-lint brings it): hook run skipped");
+    Files.writeString(work.resolve("index.py"), TemplateProductionTest.hookCode());
+    JsonNode samples = TemplateProductionTest.hookSamples();
+
+    JsonNode results = runHook(python, work, hookAnswers());
+    for (String module : fieldNames(samples)) {
+      assertThat(results.at("/" + module + "/status").asText()).as(module).isEqualTo("Succeeded");
+      List<JsonNode> sent = new ArrayList<>();
+      samples.path(module).forEach(sample -> sent.add(sample.path("event")));
+      assertThat(results.at("/" + module + "/invoked"))
+          .as("events the hook sent to %s", module)
+          .containsExactlyElementsOf(sent);
+    }
+
+    ObjectNode wrong = hookAnswers().deepCopy();
+    ((ObjectNode) wrong.path("order-created").get(0)).put("statusCode", 500);
+    wrong
+        .withArray("timeout-sweep")
+        .set(0, JSON.getNodeFactory().textNode("{\"failedBatches\":1}"));
+    JsonNode failed = runHook(python, work, wrong);
+    assertThat(failed.at("/order-created/status").asText()).isEqualTo("Failed");
+    assertThat(failed.at("/timeout-sweep/status").asText()).isEqualTo("Failed");
+    assertThat(failed.at("/payment-notify/status").asText()).isEqualTo("Succeeded");
+  }
+
+  private static JsonNode runHook(Path python, Path work, JsonNode answers) throws Exception {
+    Files.writeString(work.resolve("answers.json"), answers.toString());
+    TemplateProductionTest.Result out =
+        TemplateProductionTest.run(
+            work,
+            false,
+            python.toString(),
+            TemplateProductionTest.tool("pretraffic_hook_driver.py").toString(),
+            work.toString(),
+            work.resolve("answers.json").toString());
+    assertThat(out.code()).as("pretraffic_hook_driver.py: %s", out.output()).isZero();
+    return JSON.readTree(out.output());
+  }
+
+  /** What each function answered each hook sample, as Lambda would return it (module -> list). */
+  private static synchronized ObjectNode hookAnswers() throws IOException {
+    if (hookAnswers == null) {
+      JsonNode samples = TemplateProductionTest.hookSamples();
+      ObjectNode answers = JSON.createObjectNode();
+      for (SamTemplate.Function f : template.functions()) {
+        assumeTrue(loadable(f), f.handlerClass() + " is not in this checkout: skipped");
+        LocalFunction function = LocalFunction.load(f, stack.app()).orElseThrow();
+        ArrayNode moduleAnswers = answers.putArray(TemplateProductionTest.module(f));
+        for (JsonNode sample : samples.path(TemplateProductionTest.module(f))) {
+          moduleAnswers.add(JSON.valueToTree(invokeAsTheHook(function, f, sample.path("event"))));
+        }
+      }
+      hookAnswers = answers;
+    }
+    return hookAnswers;
+  }
+
+  private static Object invokeAsTheHook(
+      LocalFunction function, SamTemplate.Function f, JsonNode event) throws IOException {
+    if (f.routes().isEmpty()) {
+      // a scheduled pass runs until its remaining time falls under the 5 s invocation margin
+      return function.invoke(
+          JSON.treeToValue(event, Map.class), new LocalContext(f.logicalId(), 7_000, () -> false));
+    }
+    APIGatewayV2HTTPEvent request = LENIENT.treeToValue(event, APIGatewayV2HTTPEvent.class);
+    return function.invoke(
+        request, new LocalContext(f.logicalId(), function.timeoutMillis(), () -> false));
+  }
+
+  /**
+   * The hook's check in Java: empty when {@code answer} meets {@code expect}, else what differs.
+   */
+  static String verdict(JsonNode expect, JsonNode answer) throws IOException {
+    if (expect.has("statusCode")) {
+      JsonNode body = JSON.readTree(answer.path("body").asText("{}"));
+      String code =
+          body.path("code").asText("").isEmpty()
+              ? body.at("/error/code").asText(null)
+              : body.path("code").asText();
+      boolean passed =
+          answer.path("statusCode").asInt() == expect.path("statusCode").asInt()
+              && expect.path("code").asText().equals(code);
+      return passed ? "" : "status " + answer.path("statusCode") + ", code " + code;
+    }
+    JsonNode stats = JSON.readTree(answer.asText());
+    List<String> wrong = new ArrayList<>();
+    expect
+        .path("zero")
+        .forEach(
+            f -> {
+              if (!stats.path(f.asText()).isIntegralNumber()
+                  || stats.path(f.asText()).asLong() != 0) {
+                wrong.add(f.asText() + "=" + stats.path(f.asText()));
+              }
+            });
+    expect
+        .path("empty")
+        .forEach(
+            f -> {
+              if (!stats.path(f.asText()).isArray() || !stats.path(f.asText()).isEmpty()) {
+                wrong.add(f.asText() + "=" + stats.path(f.asText()));
+              }
+            });
+    return String.join(", ", wrong);
+  }
+
+  private static int indexOf(JsonNode samples, String module, JsonNode sample) {
+    int i = 0;
+    for (JsonNode s : samples.path(module)) {
+      if (s == sample) {
+        return i;
+      }
+      i++;
+    }
+    throw new AssertionError("sample not found");
+  }
+
+  private static List<String> fieldNames(JsonNode object) {
+    List<String> out = new ArrayList<>();
+    object.fieldNames().forEachRemaining(out::add);
+    return out;
+  }
+
   // ---- helpers ----
 
   private static APIGatewayV2HTTPResponse invokeDirectly(
@@ -385,13 +564,20 @@ class TemplateConsistencyTest {
     }
   }
 
+  /**
+   * The RequestHandler type arguments of a handler or of the base it extends (ScheduledHandler,
+   * HttpApiHandler), where they must be concrete: Lambda reads them to deserialize the event.
+   */
   private static Type[] requestHandlerTypes(Class<?> type) {
-    for (Type t : type.getGenericInterfaces()) {
-      if (t instanceof ParameterizedType p && p.getRawType() == RequestHandler.class) {
-        return p.getActualTypeArguments();
+    for (Class<?> c = type; c != null; c = c.getSuperclass()) {
+      for (Type t : c.getGenericInterfaces()) {
+        if (t instanceof ParameterizedType p && p.getRawType() == RequestHandler.class) {
+          assertThat(p.getActualTypeArguments()).allMatch(a -> !(a instanceof TypeVariable<?>));
+          return p.getActualTypeArguments();
+        }
       }
     }
-    throw new AssertionError(type.getName() + " does not implement RequestHandler<I, O> directly");
+    throw new AssertionError(type.getName() + " does not implement RequestHandler<I, O>");
   }
 
   private static Class<?> raw(Type t) {

@@ -1,9 +1,8 @@
 package io.ordertimeout.functions.compensation;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.aws.Invocation;
+import io.ordertimeout.aws.ScheduledHandler;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
 import java.util.Map;
@@ -13,7 +12,7 @@ import java.util.Map;
  * of MySQL against Redis and WeChat (see io.ordertimeout.compensation.Compensator) and answers the
  * pass's report as JSON; the same report is logged as one JSON line and published as metrics.
  */
-public final class CompensationHandler implements RequestHandler<Map<String, Object>, String> {
+public final class CompensationHandler extends ScheduledHandler {
   private final OrderTimeout app;
   private final CompensationSettings settings;
 
@@ -26,16 +25,13 @@ public final class CompensationHandler implements RequestHandler<Map<String, Obj
   }
 
   public CompensationHandler(OrderTimeout app, CompensationSettings settings) {
+    super(app.metrics());
     this.app = app;
     this.settings = settings;
   }
 
   @Override
-  public String handleRequest(Map<String, Object> event, Context context) {
-    return Invocation.run(context, app.metrics(), this::compensate);
-  }
-
-  private String compensate() {
+  protected String handle(Map<String, Object> event, Context context) {
     CompensationReport report = app.newCompensator(settings).run();
     return report.toJson();
   }

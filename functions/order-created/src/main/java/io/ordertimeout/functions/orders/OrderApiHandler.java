@@ -1,7 +1,6 @@
 package io.ordertimeout.functions.orders;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.OrderTimeout;
@@ -11,6 +10,7 @@ import io.ordertimeout.api.Json;
 import io.ordertimeout.api.OrderViews;
 import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.api.PrepayRequests;
+import io.ordertimeout.aws.HttpApiHandler;
 import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.db.DataAccessException;
 import io.ordertimeout.order.CancelOrderService;
@@ -34,8 +34,7 @@ import org.slf4j.LoggerFactory;
  *       for an UNPAID order; 200 if already CLOSED; 409 if PAID; 404)
  * </ul>
  */
-public final class OrderApiHandler
-    implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+public final class OrderApiHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(OrderApiHandler.class);
 
   private final OrderTimeout app;
@@ -47,15 +46,12 @@ public final class OrderApiHandler
 
   /** For tests and the local runner: the collaborators come from the caller. */
   public OrderApiHandler(OrderTimeout app) {
+    super(app.metrics());
     this.app = app;
   }
 
   @Override
-  public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-    return Invocation.run(context, app.metrics(), () -> handle(event, context));
-  }
-
-  private APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
+  protected APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     try {
       return route(event);
     } catch (ApiError e) {

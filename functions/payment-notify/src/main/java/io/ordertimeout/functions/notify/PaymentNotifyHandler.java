@@ -1,14 +1,13 @@
 package io.ordertimeout.functions.notify;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.api.ApiError;
 import io.ordertimeout.api.HttpBodies;
 import io.ordertimeout.api.Json;
-import io.ordertimeout.aws.Invocation;
+import io.ordertimeout.aws.HttpApiHandler;
 import io.ordertimeout.db.DataAccessException;
 import io.ordertimeout.pay.NotificationService;
 import io.ordertimeout.pay.PaymentMismatchException;
@@ -35,8 +34,7 @@ import org.slf4j.LoggerFactory;
  * the default one whose merchant account is configured from OTC_WECHAT_*. (Per-tenant routing would
  * take the tenant from a path parameter set in each merchant's notify_url.)
  */
-public final class PaymentNotifyHandler
-    implements RequestHandler<APIGatewayV2HTTPEvent, APIGatewayV2HTTPResponse> {
+public final class PaymentNotifyHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(PaymentNotifyHandler.class);
 
   private final OrderTimeout app;
@@ -53,16 +51,13 @@ public final class PaymentNotifyHandler
   }
 
   public PaymentNotifyHandler(OrderTimeout app, String tenantId) {
+    super(app.metrics());
     this.app = app;
     this.tenantId = tenantId;
   }
 
   @Override
-  public APIGatewayV2HTTPResponse handleRequest(APIGatewayV2HTTPEvent event, Context context) {
-    return Invocation.run(context, app.metrics(), () -> handle(event, context));
-  }
-
-  private APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
+  protected APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     String requestId = context == null ? "-" : context.getAwsRequestId();
     try {
       requireRoute(event);

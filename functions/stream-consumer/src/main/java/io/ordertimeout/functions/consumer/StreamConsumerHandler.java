@@ -1,9 +1,9 @@
 package io.ordertimeout.functions.consumer;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.api.Json;
+import io.ordertimeout.aws.ScheduledHandler;
 import io.ordertimeout.stream.ConsumerStats;
 import io.ordertimeout.stream.StreamConsumer;
 import java.util.Map;
@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * stream (group {@code closers}) until the invocation's remaining time falls under the configured
  * margin: closes cancel_requested and close_due orders, retries failures, dead-letters poison.
  */
-public final class StreamConsumerHandler implements RequestHandler<Map<String, Object>, String> {
+public final class StreamConsumerHandler extends ScheduledHandler {
   private static final Logger log = LoggerFactory.getLogger(StreamConsumerHandler.class);
 
   private final OrderTimeout app;
@@ -25,11 +25,12 @@ public final class StreamConsumerHandler implements RequestHandler<Map<String, O
   }
 
   public StreamConsumerHandler(OrderTimeout app) {
+    super(app.metrics());
     this.app = app;
   }
 
   @Override
-  public String handleRequest(Map<String, Object> event, Context context) {
+  protected String handle(Map<String, Object> event, Context context) {
     ConsumerStats stats;
     try (StreamConsumer consumer = app.newStreamConsumer()) {
       stats = consumer.run(context::getRemainingTimeInMillis);

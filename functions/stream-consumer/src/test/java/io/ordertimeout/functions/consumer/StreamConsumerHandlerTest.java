@@ -7,12 +7,16 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.api.Json;
+import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.functions.orders.OrderApiHandler;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.testing.LambdaTestContext;
+import io.ordertimeout.testing.LogLines;
 import io.ordertimeout.testing.TestStack;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -22,6 +26,7 @@ class StreamConsumerHandlerTest {
   static final String POST_EVENT = "../../events/order-created-post-orders.json";
   static final String CANCEL_EVENT = "../../events/order-created-cancel-order.json";
   static final String SCHEDULE_EVENT = "../../events/stream-consumer-schedule.json";
+  static final String STREAM_CANCEL = "../../events/stream-cancel_requested.json";
 
   private TestStack stack;
   private OrderApiHandler api;
@@ -29,7 +34,10 @@ class StreamConsumerHandlerTest {
 
   @BeforeEach
   void setUp() {
-    stack = TestStack.create("consumer-handler");
+    // A failing entry is dead-lettered at its first failure, so one invocation shows it.
+    stack =
+        TestStack.create(
+            "consumer-handler", c -> c.withStream(c.stream().withMaxDeliveries(1)), null);
     stack.seedSku("sku-tea-500g", 10);
     stack.seedSku("sku-cup", 10);
     stack.seedCoupon("cp-welcome-10", "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
@@ -45,6 +53,56 @@ class StreamConsumerHandlerTest {
   @SuppressWarnings("unchecked")
   private Map<String, Object> scheduleEvent() throws Exception {
     return Json.MAPPER.readValue(Files.readString(Path.of(SCHEDULE_EVENT)), Map.class);
+  }
+
+  @Test
+  void anInvocationFlushesItsMetricsAsEmfAndLogsUnderItsRequestId() throws Exception {
+    List<String> emf = new ArrayList<>();
+    Invocation.publishTo(stack.app().metrics(), emf::add);
+    api.handleRequest(
+        EventLoader.loadApiGatewayHttpEvent(POST_EVENT),
+        new LambdaTestContext("order-created", 10_000));
+    emf.clear(); // the order API's own flush
+    // The sample stream entry of a cancel, and one no consumer can read (dead-lettered).
+    var redis = stack.app().redis().sync();
+    String key = stack.app().stream().key();
+    redis.xadd(key, EventStream.FIELD, Files.readString(Path.of(STREAM_CANCEL)).strip());
+    redis.xadd(key, EventStream.FIELD, "{\"v\":1,\"type\":\"cancel_requested\",");
+    LambdaTestContext context = new LambdaTestContext("stream-consumer", 2_500);
+
+    String summary;
+    List<JsonNode> logs;
+    try (LogLines lines = LogLines.capture()) {
+      summary = consumer.handleRequest(scheduleEvent(), context);
+      logs = lines.json();
+    }
+
+    assertThat(Json.MAPPER.readTree(summary).get("deadLettered").asLong()).isOne();
+    assertThat(
+            stack.dump(
+                "SELECT status, close_reason FROM orders WHERE order_id = 'wx20261130000001'"))
+        .containsExactly("CLOSED|USER_CANCEL|");
+    assertThat(logs)
+        .filteredOn(l -> l.get("message").asText().startsWith("stream consumer finished"))
+        .singleElement()
+        .satisfies(
+            l -> {
+              assertThat(l.path("requestId").asText()).isEqualTo(context.getAwsRequestId());
+              assertThat(l.path("function").asText()).isEqualTo("stream-consumer");
+            });
+    assertThat(logs)
+        .filteredOn(l -> l.get("message").asText().contains("dead-lettered"))
+        .singleElement()
+        .satisfies(
+            l -> assertThat(l.path("requestId").asText()).isEqualTo(context.getAwsRequestId()));
+    assertThat(emf).as("EMF documents flushed by the invocation").isNotEmpty();
+    JsonNode counts = Json.MAPPER.readTree(emf.get(0));
+    assertThat(counts.get("FunctionName").asText()).isEqualTo("stream-consumer");
+    assertThat(counts.get("dead_letters").asLong()).isOne();
+    assertThat(counts.get("orders_closed_cancel").asLong()).isOne();
+    assertThat(counts.get("_aws").get("CloudWatchMetrics").get(0).get("Metrics").toString())
+        .contains("\"dead_letters\"");
+    stack.assertInvariants();
   }
 
   @Test

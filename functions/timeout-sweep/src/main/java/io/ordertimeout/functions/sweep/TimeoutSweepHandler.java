@@ -1,10 +1,9 @@
 package io.ordertimeout.functions.sweep;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import com.amazonaws.services.lambda.runtime.RequestHandler;
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.api.Json;
-import io.ordertimeout.aws.Invocation;
+import io.ordertimeout.aws.ScheduledHandler;
 import io.ordertimeout.metrics.TimerBacklog;
 import io.ordertimeout.sweep.SweepStats;
 import java.util.Map;
@@ -15,7 +14,7 @@ import org.slf4j.LoggerFactory;
  * timeout-sweep: invoked by an EventBridge schedule every minute, it sweeps until the invocation's
  * remaining time falls under the configured margin, closing orders as their deadlines pass.
  */
-public final class TimeoutSweepHandler implements RequestHandler<Map<String, Object>, String> {
+public final class TimeoutSweepHandler extends ScheduledHandler {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweepHandler.class);
 
   private final OrderTimeout app;
@@ -25,15 +24,12 @@ public final class TimeoutSweepHandler implements RequestHandler<Map<String, Obj
   }
 
   public TimeoutSweepHandler(OrderTimeout app) {
+    super(app.metrics());
     this.app = app;
   }
 
   @Override
-  public String handleRequest(Map<String, Object> event, Context context) {
-    return Invocation.run(context, app.metrics(), () -> sweep(context));
-  }
-
-  private String sweep(Context context) {
+  protected String handle(Map<String, Object> event, Context context) {
     SweepStats stats = app.newSweeper().run(context::getRemainingTimeInMillis);
     // the backlog alarm reads this gauge every minute: its silence means no sweep ran
     TimerBacklog.record(app.metrics(), app.redis().sync(), app.timers(), app.time().nowMillis());

@@ -1,0 +1,791 @@
+package io.ordertimeout.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.ordertimeout.metrics.MetricNames;
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * template.yaml's production settings (issue 15 items 1, 6, 7, 8 and 9), read from the YAML as
+ * written; where cfn-lint or the SAM translator (python3 with aws-sam-translator, which cfn-lint
+ * brings) is installed, also the template as CloudFormation receives it. Short-form tags read as
+ * the value under them: {@code !Ref X} is "X", {@code !GetAtt X.Arn} is "X.Arn", {@code !Sub "s"}
+ * is "s".
+ */
+class TemplateProductionTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Path ROOT = Main.templatePath().getParent();
+  private static final JsonNode TEMPLATE = yaml(ROOT.resolve("template.yaml"));
+  private static final JsonNode RESOURCES = TEMPLATE.path("Resources");
+  private static final JsonNode PARAMETERS = TEMPLATE.path("Parameters");
+  private static final SamTemplate SAM = SamTemplate.read(ROOT.resolve("template.yaml"));
+  private static final String HOOK = "PreTrafficHook";
+  private static final String TOPIC = "AlarmTopicArn";
+
+  // ---- item 1: schedules neither retry nor queue ----
+
+  @Test
+  void scheduledFunctionsNeitherRetryNorQueueTheirRuns() throws IOException {
+    List<SamTemplate.Function> scheduled = scheduledFunctions();
+    assertThat(scheduled).hasSize(3);
+    for (SamTemplate.Function f : scheduled) {
+      JsonNode props = props(f.logicalId());
+      long periodSeconds = f.schedules().get(0).rate().toSeconds();
+      JsonNode config = props.path("EventInvokeConfig");
+      assertThat(config.path("MaximumRetryAttempts").isInt())
+          .as("%s EventInvokeConfig", f.logicalId())
+          .isTrue();
+      assertThat(config.path("MaximumRetryAttempts").asInt()).isZero();
+      // Lambda's minimum is 60 s; an event older than one schedule period is superseded anyway
+      assertThat(config.path("MaximumEventAgeInSeconds").asLong())
+          .as("%s MaximumEventAgeInSeconds", f.logicalId())
+          .isBetween(60L, periodSeconds);
+      for (JsonNode event : schedules(f.logicalId())) {
+        assertThat(event.at("/Properties/RetryPolicy/MaximumRetryAttempts").asInt(-1)).isZero();
+        assertThat(event.at("/Properties/GroupName").asText()).isEqualTo("ScheduleGroup");
+      }
+      // SAM points ScheduleV2 targets at the alias when the function publishes one
+      assertThat(autoPublishAlias(f.logicalId())).as(f.logicalId()).isEqualTo("live");
+    }
+    assertThat(type("ScheduleGroup")).isEqualTo("AWS::Scheduler::ScheduleGroup");
+    assertThat(Files.readString(ROOT.resolve("template.yaml")))
+        .as("the old claim that an overlapping run is dropped without retry")
+        .doesNotContain("is dropped (no retry)");
+  }
+
+  @Test
+  void droppedRunsAndSchedulerFailuresRaiseAlarms() {
+    for (SamTemplate.Function f : scheduledFunctions()) {
+      assertThat(
+              alarmsOn("AWS/Lambda", "AsyncEventsDropped", Map.of("FunctionName", f.logicalId())))
+          .as("AsyncEventsDropped alarm of %s", f.logicalId())
+          .singleElement()
+          .satisfies(a -> assertThat(alarmActions(a)).contains(TOPIC));
+    }
+    // Scheduler metrics have one dimension, the schedule group (SAM's ScheduleV2 is
+    // AWS::Scheduler::Schedule, not an EventBridge rule: AWS/Scheduler, not AWS/Events)
+    for (String metric : List.of("TargetErrorCount", "InvocationDroppedCount")) {
+      assertThat(alarmsOn("AWS/Scheduler", metric, Map.of("ScheduleGroup", "ScheduleGroup")))
+          .as(metric)
+          .singleElement()
+          .satisfies(a -> assertThat(alarmActions(a)).contains(TOPIC));
+    }
+  }
+
+  // ---- item 6: HTTP API throttling and access logs ----
+
+  @Test
+  void httpApiThrottlesEveryRouteAndThePublicWebhookHarder() {
+    JsonNode api = props("OrdersApi");
+    JsonNode defaults = api.path("DefaultRouteSettings");
+    long rate = numberParameter(defaults.path("ThrottlingRateLimit").asText());
+    long burst = numberParameter(defaults.path("ThrottlingBurstLimit").asText());
+    assertThat(rate).isPositive();
+    assertThat(burst).isGreaterThanOrEqualTo(rate);
+
+    List<SamTemplate.HttpRoute> publicRoutes =
+        SAM.routes().stream().filter(r -> r.auth().equals("NONE")).toList();
+    assertThat(publicRoutes)
+        .extracting(SamTemplate.HttpRoute::routeKey)
+        .containsExactly("POST /wechatpay/notify");
+    Set<String> routeKeys = new TreeSet<>();
+    SAM.routes().forEach(r -> routeKeys.add(r.routeKey()));
+    assertThat(names(api.path("RouteSettings"))).isSubsetOf(routeKeys);
+    for (SamTemplate.HttpRoute r : publicRoutes) {
+      JsonNode own = api.path("RouteSettings").path(r.routeKey());
+      assertThat(numberParameter(own.path("ThrottlingRateLimit").asText()))
+          .as("rate limit of %s", r.routeKey())
+          .isPositive()
+          .isLessThan(rate);
+      assertThat(numberParameter(own.path("ThrottlingBurstLimit").asText()))
+          .as("burst limit of %s", r.routeKey())
+          .isPositive()
+          .isLessThan(burst);
+    }
+  }
+
+  @Test
+  void httpApiWritesAccessLogsToAGroupWithRetention() throws IOException {
+    JsonNode settings = props("OrdersApi").path("AccessLogSettings");
+    String destination = settings.path("DestinationArn").asText();
+    assertThat(destination).endsWith(".Arn");
+    String group = destination.substring(0, destination.length() - ".Arn".length());
+    assertThat(type(group)).isEqualTo("AWS::Logs::LogGroup");
+    String retention = props(group).path("RetentionInDays").asText();
+    assertThat(PARAMETERS.path(retention).path("AllowedValues").isArray())
+        .as("RetentionInDays of %s is a parameter: %s", group, retention)
+        .isTrue();
+    assertThat(RESOURCES.path(group).path("DeletionPolicy").asText()).isEqualTo("Retain");
+
+    JsonNode format = JSON.readTree(settings.path("Format").asText());
+    assertThat(format.path("requestId").asText()).isEqualTo("$context.requestId");
+    assertThat(format.path("route").asText()).isEqualTo("$context.routeKey");
+    assertThat(format.path("status").asText()).isEqualTo("$context.status");
+    assertThat(format.path("ip").asText()).isEqualTo("$context.identity.sourceIp");
+    assertThat(format.path("caller").asText()).isEqualTo("$context.identity.userArn");
+    assertThat(format.toString()).doesNotContain("requestBody").doesNotContain("$input");
+  }
+
+  // ---- item 7: safe rollout ----
+
+  @Test
+  void everyFunctionShiftsTrafficThroughCodeDeployWithRollbackAlarmsAndTheHook() {
+    for (SamTemplate.Function f : SAM.functions()) {
+      JsonNode preference = props(f.logicalId()).path("DeploymentPreference");
+      String typeParameter = preference.path("Type").asText();
+      assertThat(texts(PARAMETERS.path(typeParameter).path("AllowedValues")))
+          .as("%s DeploymentPreference Type %s: a parameter", f.logicalId(), typeParameter)
+          .contains("Canary10Percent5Minutes", "AllAtOnce");
+      if (!f.routes().isEmpty()) {
+        assertThat(PARAMETERS.path(typeParameter).path("Default").asText())
+            .isEqualTo("Canary10Percent5Minutes");
+      }
+      assertThat(preference.at("/Hooks/PreTraffic").asText()).isEqualTo(HOOK);
+
+      List<JsonNode> rollback = new ArrayList<>();
+      for (JsonNode alarm : preference.path("Alarms")) {
+        rollback.add(alarmNamed(alarm.asText()));
+      }
+      assertThat(rollback)
+          .as("%s rolls back on the errors of the version it deploys", f.logicalId())
+          .anySatisfy(
+              a -> {
+                assertThat(a.path("Namespace").asText()).isEqualTo("AWS/Lambda");
+                assertThat(a.path("MetricName").asText()).isEqualTo("Errors");
+                Map<String, JsonNode> dims = dimensions(a);
+                assertThat(dims.get("FunctionName").asText()).isEqualTo(f.logicalId());
+                assertThat(dims.get("Resource").asText())
+                    .isEqualTo("${" + f.logicalId() + "}:live");
+                // !Select [7, !Split [":", !Ref <Function>.Version]]: the version number
+                JsonNode version = dims.get("ExecutedVersion");
+                assertThat(version.get(0).asInt()).isEqualTo(7);
+                assertThat(version.get(1).get(1).asText()).isEqualTo(f.logicalId() + ".Version");
+              });
+      if (!f.routes().isEmpty()) {
+        assertThat(rollback)
+            .as("%s rolls back on the API's 5xx rate", f.logicalId())
+            .anySatisfy(a -> assertThat(metricMathNamespaces(a)).containsExactly("AWS/ApiGateway"));
+      }
+    }
+  }
+
+  @Test
+  void preTrafficHookKnowsEveryFunctionsDeploymentAndHasLeastPrivilege() throws IOException {
+    assertThat(type(HOOK))
+        .as("a plain Lambda function: SAM's Globals (VPC, Java, SnapStart, alias) must not apply")
+        .isEqualTo("AWS::Lambda::Function");
+    JsonNode hook = props(HOOK);
+    // SAM's CodeDeploy role (AWSCodeDeployRoleForLambda) invokes only CodeDeployHook_* functions
+    assertThat(hook.path("FunctionName").asText()).startsWith("CodeDeployHook_");
+    int longestTimeout =
+        SAM.functions().stream().mapToInt(SamTemplate.Function::timeoutSeconds).max().orElseThrow();
+    assertThat(hook.path("Timeout").asInt())
+        .as("waits for a scheduled pass to free the reserved environment, then runs its own")
+        .isGreaterThanOrEqualTo(2 * longestTimeout);
+
+    JsonNode env = hook.at("/Environment/Variables");
+    JsonNode samples = hookSamples();
+    Set<String> modules = new TreeSet<>();
+    for (SamTemplate.Function f : SAM.functions()) {
+      String module = module(f);
+      modules.add(module);
+      String prefix = module.toUpperCase().replace('-', '_');
+      assertThat(env.path(prefix + "_GROUP").asText()).isEqualTo(f.logicalId() + "DeploymentGroup");
+      assertThat(env.path(prefix + "_VERSION").asText()).isEqualTo(f.logicalId() + ".Version");
+      assertThat(samples.path(module).size()).as("samples of %s", module).isPositive();
+    }
+    assertThat(names(samples)).isEqualTo(modules);
+
+    String role = hook.path("Role").asText().replace(".Arn", "");
+    List<JsonNode> statements = new ArrayList<>();
+    props(role)
+        .path("Policies")
+        .forEach(p -> p.at("/PolicyDocument/Statement").forEach(statements::add));
+    Map<String, Set<String>> resourcesByAction = new TreeMap<>();
+    for (JsonNode s : statements) {
+      assertThat(s.path("Effect").asText()).isEqualTo("Allow");
+      for (String action : texts(s.path("Action"))) {
+        resourcesByAction
+            .computeIfAbsent(action, k -> new TreeSet<>())
+            .addAll(texts(s.path("Resource")));
+      }
+    }
+    String deploymentGroups =
+        "arn:${AWS::Partition}:codedeploy:${AWS::Region}:${AWS::AccountId}:deploymentgroup:"
+            + "${ServerlessDeploymentApplication}/*";
+    Set<String> versions = new TreeSet<>();
+    SAM.functions().forEach(f -> versions.add("${" + f.logicalId() + ".Arn}:*"));
+    assertThat(resourcesByAction)
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of(
+                "codedeploy:GetDeployment", Set.of(deploymentGroups),
+                "codedeploy:PutLifecycleEventHookExecutionStatus", Set.of(deploymentGroups),
+                "lambda:InvokeFunction", versions,
+                "logs:CreateLogStream", Set.of("PreTrafficHookLogs.Arn"),
+                "logs:PutLogEvents", Set.of("PreTrafficHookLogs.Arn")));
+  }
+
+  @Test
+  void preTrafficHookSendsTheSampleEvents() throws IOException {
+    JsonNode samples = hookSamples();
+    for (SamTemplate.Function f : SAM.functions()) {
+      String module = module(f);
+      for (JsonNode sample : samples.path(module)) {
+        JsonNode event = sample.path("event");
+        if (f.routes().isEmpty()) {
+          JsonNode file =
+              JSON.readTree(ROOT.resolve("events/" + module + "-schedule.json").toFile());
+          assertThat(event).as("%s sample", module).isEqualTo(file);
+          assertThat(f.schedules().get(0).input()).contains(file.path("schedule").asText());
+        } else {
+          assertThat(f.routes())
+              .extracting(SamTemplate.HttpRoute::routeKey)
+              .as("%s sample %s", module, sample.path("name").asText())
+              .contains(event.path("routeKey").asText());
+          assertThat(event.at("/requestContext/http/method").asText() + " ")
+              .isEqualTo(event.path("routeKey").asText().split(" ")[0] + " ");
+          assertThat(sample.at("/expect/statusCode").asInt()).isBetween(400, 499);
+        }
+      }
+    }
+    // the webhook's sample is the sample notification itself (stale by now: 401 before any crypto)
+    JsonNode notify =
+        JSON.readTree(ROOT.resolve("events/payment-notify-wechat-success.json").toFile());
+    JsonNode sent = samples.path("payment-notify").get(0).path("event");
+    assertThat(sent.path("body")).isEqualTo(notify.path("body"));
+    notify
+        .path("headers")
+        .fields()
+        .forEachRemaining(
+            h -> {
+              if (h.getKey().startsWith("wechatpay-")) {
+                assertThat(sent.path("headers").path(h.getKey())).isEqualTo(h.getValue());
+              }
+            });
+  }
+
+  @Test
+  void everyFunctionHasErrorsAndThrottlesAlarmsAndTheApiItsServerErrorRate() {
+    for (SamTemplate.Function f : SAM.functions()) {
+      for (String metric : List.of("Errors", "Throttles")) {
+        assertThat(alarmsOn("AWS/Lambda", metric, Map.of("FunctionName", f.logicalId())))
+            .as("%s alarm of %s that pages", metric, f.logicalId())
+            .anySatisfy(a -> assertThat(alarmActions(a)).contains(TOPIC));
+      }
+    }
+    List<JsonNode> apiAlarms = new ArrayList<>();
+    alarms()
+        .forEach(
+            a -> {
+              if (metricMathNamespaces(a).contains("AWS/ApiGateway")) {
+                apiAlarms.add(a);
+              }
+            });
+    assertThat(apiAlarms)
+        .singleElement()
+        .satisfies(
+            a -> {
+              Set<String> metrics = new TreeSet<>();
+              for (JsonNode m : a.path("Metrics")) {
+                JsonNode metric = m.at("/MetricStat/Metric");
+                if (!metric.isMissingNode()) {
+                  metrics.add(metric.path("MetricName").asText());
+                  assertThat(dimensions(metric).get("ApiId").asText()).isEqualTo("OrdersApi");
+                }
+              }
+              assertThat(metrics).containsExactly("5xx", "Count");
+              assertThat(alarmActions(a)).contains(TOPIC);
+            });
+  }
+
+  // ---- item 8: the dashboard ----
+
+  @Test
+  void dashboardShowsTheClosePathWithTheMetricNamesTheCodeEmits() throws IOException {
+    JsonNode body = JSON.readTree(props("Dashboard").path("DashboardBody").asText());
+    Map<String, Set<String>> statsByOrderTimeoutMetric = new TreeMap<>();
+    Set<String> lambdaFunctions = new TreeSet<>();
+    List<String> alarmArns = new ArrayList<>();
+    for (JsonNode widget : body.path("widgets")) {
+      JsonNode p = widget.path("properties");
+      p.path("alarms").forEach(a -> alarmArns.add(a.asText()));
+      for (JsonNode metric : p.path("metrics")) {
+        List<String> parts = new ArrayList<>();
+        JsonNode options = JSON.createObjectNode();
+        for (JsonNode part : metric) {
+          if (part.isObject()) {
+            options = part;
+          } else {
+            parts.add(part.asText());
+          }
+        }
+        assertThat(parts.get(0)).as("metric %s uses no '.' shorthand", metric).isNotEqualTo(".");
+        String stat = options.path("stat").asText(p.path("stat").asText());
+        if (parts.get(0).equals(MetricNames.NAMESPACE)) {
+          // the service-wide EMF series: the dimension set without FunctionName
+          assertThat(parts).as("%s has no dimension", metric).hasSize(2);
+          statsByOrderTimeoutMetric.computeIfAbsent(parts.get(1), k -> new TreeSet<>()).add(stat);
+        } else if (parts.get(0).equals("AWS/Lambda")) {
+          assertThat(parts.get(2)).isEqualTo("FunctionName");
+          lambdaFunctions.add(parts.get(3));
+        }
+      }
+    }
+    Set<String> emitted = emittedMetricNames();
+    assertThat(emitted).as("names found in the sources").containsAll(MetricNames.ALARMED);
+    assertThat(statsByOrderTimeoutMetric.keySet())
+        .as("dashboard metrics the code never records")
+        .isSubsetOf(emitted);
+    assertThat(statsByOrderTimeoutMetric)
+        .containsEntry(MetricNames.CLOSE_LAG_MS, Set.of("p50", "p99"))
+        .containsKeys(
+            MetricNames.TIMER_BACKLOG,
+            "orders_closed_timeout",
+            "orders_closed_cancel",
+            "orders_paid",
+            MetricNames.DEAD_LETTERS,
+            MetricNames.PAID_AFTER_CLOSE,
+            "stream_delivery_failures",
+            "stream_claimed");
+    Set<String> functionRefs = new TreeSet<>();
+    SAM.functions().forEach(f -> functionRefs.add("${" + f.logicalId() + "}"));
+    assertThat(lambdaFunctions).isEqualTo(functionRefs);
+
+    // the alarm widget shows every alarm that pages
+    Set<String> paging = new TreeSet<>();
+    alarmResources()
+        .forEach(
+            (id, a) -> {
+              if (alarmActions(a).contains(TOPIC) && a.path("OKActions").size() > 0) {
+                paging.add("${" + id + ".Arn}");
+              }
+            });
+    assertThat(alarmArns).containsExactlyInAnyOrderElementsOf(paging);
+
+    // every ${...} of the !Sub is a resource (or its attribute), a pseudo parameter, or the
+    // CodeDeploy
+    // application SAM generates for DeploymentPreference
+    Matcher m = Pattern.compile("\\$\\{([A-Za-z0-9:]+)(\\.[A-Za-z]+)?}").matcher(body.toString());
+    while (m.find()) {
+      String name = m.group(1);
+      assertThat(
+              name.startsWith("AWS::")
+                  || RESOURCES.has(name)
+                  || name.equals("ServerlessDeploymentApplication"))
+          .as("${%s} in DashboardBody", name)
+          .isTrue();
+    }
+  }
+
+  // ---- item 9: sam build ----
+
+  @Test
+  void everyFunctionIsBuiltByTheMakefileFromOneMavenRun() throws IOException {
+    String makefile = Files.readString(ROOT.resolve("Makefile"));
+    assertThat(Pattern.compile("(?m)^\\t.*\\./mvnw ").matcher(makefile).results().count())
+        .as("one Maven invocation (a recipe line) for all functions")
+        .isEqualTo(1);
+    assertThat(makefile)
+        .contains("cp $(ROOT)/functions/$(1)/target/$(1)-lambda.jar $(ARTIFACTS_DIR)/lib/");
+    for (SamTemplate.Function f : SAM.functions()) {
+      JsonNode metadata = RESOURCES.path(f.logicalId()).path("Metadata");
+      assertThat(metadata.path("BuildMethod").asText()).as(f.logicalId()).isEqualTo("makefile");
+      assertThat(ROOT.resolve(metadata.path("ContextPath").asText()).resolve("Makefile"))
+          .isRegularFile();
+      String module = module(f);
+      assertThat(ROOT.resolve("functions").resolve(module).resolve("pom.xml")).isRegularFile();
+      Matcher target =
+          Pattern.compile("(?m)^build-" + f.logicalId() + ":\\s*\\n((?:\\t.*\\n)+)")
+              .matcher(makefile);
+      assertThat(target.find()).as("Makefile target build-%s", f.logicalId()).isTrue();
+      assertThat(target.group(1))
+          .as("build-%s reuses the shared Maven run and ships its own jar", f.logicalId())
+          .contains("$(JARS)")
+          .contains("$(call copy-jar," + module + ")");
+    }
+  }
+
+  @Test
+  void makefileTargetsCopyTheShadedJarIntoTheArtifactsDir(@TempDir Path artifacts)
+      throws Exception {
+    Path make = onPath("make");
+    assumeTrue(make != null, "make is not on the PATH: dry run skipped");
+    for (SamTemplate.Function f : SAM.functions()) {
+      Path dir = artifacts.resolve(f.logicalId());
+      // as SAM runs it: in another directory, with the Makefile given and ARTIFACTS_DIR set
+      Result dry =
+          run(
+              artifacts,
+              make.toString(),
+              "-n",
+              "--makefile",
+              ROOT.resolve("Makefile").toString(),
+              "build-" + f.logicalId(),
+              "ARTIFACTS_DIR=" + dir);
+      assertThat(dry.code()).as(dry.output()).isZero();
+      String module = module(f);
+      assertThat(dry.output())
+          .contains(
+              "cp "
+                  + ROOT.resolve("functions/" + module + "/target/" + module + "-lambda.jar")
+                  + " "
+                  + dir
+                  + "/lib/");
+    }
+  }
+
+  // ---- the template as CloudFormation sees it ----
+
+  @Test
+  void cfnLintReportsNothingNotEvenInformational() throws Exception {
+    Path cfnLint = onPath("cfn-lint");
+    assumeTrue(cfnLint != null, "cfn-lint is not on the PATH (pip install cfn-lint): skipped");
+    // -c I adds the informational rules to the default errors and warnings
+    Result lint = run(ROOT, cfnLint.toString(), "-c", "I", "--", "template.yaml");
+    assertThat(lint.output()).as("cfn-lint -c I findings").isEmpty();
+    assertThat(lint.code()).isZero();
+  }
+
+  @Test
+  void samTransformSendsEveryEventSourceToTheLiveAlias() throws Exception {
+    JsonNode cfn = translated();
+    JsonNode resources = cfn.path("Resources");
+    Map<String, String> aliasOf = new HashMap<>();
+    resources
+        .fields()
+        .forEachRemaining(
+            e -> {
+              if (e.getValue().path("Type").asText().equals("AWS::Lambda::Alias")) {
+                JsonNode p = e.getValue().path("Properties");
+                assertThat(p.path("Name").asText()).isEqualTo("live");
+                aliasOf.put(p.at("/FunctionName/Ref").asText(), e.getKey());
+                JsonNode update = e.getValue().at("/UpdatePolicy/CodeDeployLambdaAliasUpdate");
+                assertThat(update.at("/BeforeAllowTrafficHook/Ref").asText()).isEqualTo(HOOK);
+                JsonNode group = resources.path(update.at("/DeploymentGroupName/Ref").asText());
+                assertThat(group.at("/Properties/AlarmConfiguration/Enabled").asBoolean()).isTrue();
+                assertThat(group.at("/Properties/AutoRollbackConfiguration/Events").toString())
+                    .contains("DEPLOYMENT_STOP_ON_ALARM");
+              }
+            });
+    Set<String> functions = new TreeSet<>();
+    SAM.functions().forEach(f -> functions.add(f.logicalId()));
+    assertThat(aliasOf.keySet()).isEqualTo(functions);
+
+    int schedules = 0;
+    int invokeConfigs = 0;
+    for (var it = resources.fields(); it.hasNext(); ) {
+      var e = it.next();
+      JsonNode p = e.getValue().path("Properties");
+      switch (e.getValue().path("Type").asText()) {
+        case "AWS::Scheduler::Schedule" -> {
+          schedules++;
+          assertThat(aliasOf.values()).as(e.getKey()).contains(p.at("/Target/Arn/Ref").asText());
+          assertThat(p.at("/GroupName/Ref").asText()).isEqualTo("ScheduleGroup");
+        }
+        case "AWS::Lambda::EventInvokeConfig" -> {
+          invokeConfigs++;
+          assertThat(p.path("Qualifier").asText()).as(e.getKey()).isEqualTo("live");
+          assertThat(p.path("MaximumRetryAttempts").asInt(-1)).isZero();
+        }
+        case "AWS::Lambda::Permission" ->
+            assertThat(aliasOf.values())
+                .as(e.getKey())
+                .contains(p.at("/FunctionName/Ref").asText());
+        default -> {
+          // other resources are checked from the YAML above
+        }
+      }
+    }
+    assertThat(schedules).isEqualTo(3);
+    assertThat(invokeConfigs).isEqualTo(3);
+    // every route integrates with the alias, not $LATEST
+    Matcher uri =
+        Pattern.compile("functions/\\$\\{([A-Za-z0-9]+)}/invocations")
+            .matcher(resources.path("OrdersApi").path("Properties").path("Body").toString());
+    Set<String> integrated = new TreeSet<>();
+    while (uri.find()) {
+      integrated.add(uri.group(1));
+    }
+    assertThat(integrated).isNotEmpty().allMatch(aliasOf::containsValue);
+  }
+
+  // ---- helpers ----
+
+  private static JsonNode translated() throws Exception {
+    Path python = onPath("python3");
+    assumeTrue(python != null, "python3 is not on the PATH: SAM translation skipped");
+    assumeTrue(
+        run(ROOT, python.toString(), "-c", "import samtranslator").code() == 0,
+        "aws-sam-translator is not installed (pip install cfn-lint brings it): skipped");
+    Result out =
+        run(ROOT, false, python.toString(), tool("sam_translate.py").toString(), "template.yaml");
+    assertThat(out.code()).as("sam_translate.py failed; run it by hand to see why").isZero();
+    return JSON.readTree(out.output());
+  }
+
+  /** The SAMPLES JSON of the hook's inline code: module -> [{name, event, expect}]. */
+  static JsonNode hookSamples() throws IOException {
+    String code = props(HOOK).at("/Code/ZipFile").asText();
+    Matcher m =
+        Pattern.compile("json\\.loads\\(r\"\"\"(.*?)\"\"\"\\)", Pattern.DOTALL).matcher(code);
+    assertThat(m.find()).as("SAMPLES = json.loads(r\"\"\"...\"\"\") in the hook's code").isTrue();
+    return JSON.readTree(m.group(1));
+  }
+
+  static String hookCode() {
+    return props(HOOK).at("/Code/ZipFile").asText();
+  }
+
+  /** functions/<module> of a function's CodeUri. */
+  static String module(SamTemplate.Function f) {
+    assertThat(f.codeUri()).as("CodeUri of %s", f.logicalId()).matches("functions/[a-z0-9-]+");
+    return f.codeUri().substring("functions/".length());
+  }
+
+  static Path tool(String name) {
+    try {
+      return Path.of(TemplateProductionTest.class.getResource("/template-tools/" + name).toURI());
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static List<SamTemplate.Function> scheduledFunctions() {
+    return SAM.functions().stream().filter(f -> !f.schedules().isEmpty()).toList();
+  }
+
+  private static List<JsonNode> schedules(String logicalId) {
+    List<JsonNode> out = new ArrayList<>();
+    props(logicalId)
+        .path("Events")
+        .forEach(
+            e -> {
+              if (e.path("Type").asText().equals("ScheduleV2")) {
+                out.add(e);
+              }
+            });
+    return out;
+  }
+
+  private static String autoPublishAlias(String logicalId) {
+    JsonNode own = props(logicalId).path("AutoPublishAlias");
+    return own.isMissingNode()
+        ? TEMPLATE.at("/Globals/Function/AutoPublishAlias").asText(null)
+        : own.asText();
+  }
+
+  static JsonNode props(String logicalId) {
+    assertThat(RESOURCES.has(logicalId)).as("resource %s", logicalId).isTrue();
+    return RESOURCES.path(logicalId).path("Properties");
+  }
+
+  private static String type(String logicalId) {
+    return RESOURCES.path(logicalId).path("Type").asText();
+  }
+
+  private static long numberParameter(String name) {
+    JsonNode p = PARAMETERS.path(name);
+    assertThat(p.path("Type").asText()).as("parameter %s", name).isEqualTo("Number");
+    return p.path("Default").asLong();
+  }
+
+  private static Map<String, JsonNode> alarmResources() {
+    Map<String, JsonNode> out = new TreeMap<>();
+    RESOURCES
+        .fields()
+        .forEachRemaining(
+            e -> {
+              if (e.getValue().path("Type").asText().equals("AWS::CloudWatch::Alarm")) {
+                out.put(e.getKey(), e.getValue().path("Properties"));
+              }
+            });
+    return out;
+  }
+
+  private static List<JsonNode> alarms() {
+    return new ArrayList<>(alarmResources().values());
+  }
+
+  /** A DeploymentPreference alarm: a Ref to an alarm resource, or an alarm's explicit AlarmName. */
+  private static JsonNode alarmNamed(String reference) {
+    if (alarmResources().containsKey(reference)) {
+      return alarmResources().get(reference);
+    }
+    return alarms().stream()
+        .filter(a -> a.path("AlarmName").asText().equals(reference))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no alarm " + reference));
+  }
+
+  private static List<JsonNode> alarmsOn(
+      String namespace, String metric, Map<String, String> dimensions) {
+    return alarms().stream()
+        .filter(a -> a.path("Namespace").asText().equals(namespace))
+        .filter(a -> a.path("MetricName").asText().equals(metric))
+        .filter(
+            a -> {
+              Map<String, String> dims = new TreeMap<>();
+              dimensions(a).forEach((k, v) -> dims.put(k, v.asText()));
+              return dims.equals(dimensions);
+            })
+        .toList();
+  }
+
+  private static Map<String, JsonNode> dimensions(JsonNode alarmOrMetric) {
+    Map<String, JsonNode> out = new TreeMap<>();
+    alarmOrMetric
+        .path("Dimensions")
+        .forEach(d -> out.put(d.path("Name").asText(), d.path("Value")));
+    return out;
+  }
+
+  private static Set<String> metricMathNamespaces(JsonNode alarm) {
+    Set<String> out = new TreeSet<>();
+    alarm
+        .path("Metrics")
+        .forEach(
+            m -> {
+              String ns = m.at("/MetricStat/Metric/Namespace").asText("");
+              if (!ns.isEmpty()) {
+                out.add(ns);
+              }
+            });
+    return out;
+  }
+
+  private static Set<String> alarmActions(JsonNode alarm) {
+    return new TreeSet<>(texts(alarm.path("AlarmActions")));
+  }
+
+  private static List<String> texts(JsonNode node) {
+    List<String> out = new ArrayList<>();
+    if (node.isArray()) {
+      node.forEach(n -> out.add(n.asText()));
+    } else if (!node.isMissingNode()) {
+      out.add(node.asText());
+    }
+    return out;
+  }
+
+  private static Set<String> names(JsonNode object) {
+    Set<String> out = new TreeSet<>();
+    object.fieldNames().forEachRemaining(out::add);
+    return out;
+  }
+
+  /**
+   * Metric names the main sources record: the MetricNames constants and the string literals in the
+   * first argument of {@code metrics.count/recordMillis/gauge(...)} calls (a ternary between two
+   * names yields both).
+   */
+  static Set<String> emittedMetricNames() throws IOException {
+    Set<String> out = new TreeSet<>();
+    for (var field : MetricNames.class.getFields()) {
+      if (field.getType() == String.class && !field.getName().equals("NAMESPACE")) {
+        try {
+          out.add((String) field.get(null));
+        } catch (IllegalAccessException e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    }
+    Pattern call = Pattern.compile("metrics(?:\\(\\))?\\s*\\.\\s*(?:count|recordMillis|gauge)\\(");
+    Pattern literal = Pattern.compile("\"([a-z][a-z0-9_]*)\"");
+    List<Path> dirs = new ArrayList<>(List.of(ROOT.resolve("shared/src/main/java")));
+    try (Stream<Path> functions = Files.list(ROOT.resolve("functions"))) {
+      functions.map(d -> d.resolve("src/main/java")).filter(Files::isDirectory).forEach(dirs::add);
+    }
+    for (Path dir : dirs) {
+      try (Stream<Path> files = Files.walk(dir)) {
+        for (Path file : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+          String source = Files.readString(file);
+          Matcher m = call.matcher(source);
+          while (m.find()) {
+            int end = firstArgumentEnd(source, m.end());
+            Matcher names = literal.matcher(source.substring(m.end(), end));
+            while (names.find()) {
+              out.add(names.group(1));
+            }
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Index of the comma or parenthesis that ends the call argument starting at {@code start}. */
+  private static int firstArgumentEnd(String source, int start) {
+    int depth = 0;
+    for (int i = start; i < source.length(); i++) {
+      char c = source.charAt(i);
+      if (c == '(') {
+        depth++;
+      } else if (c == ')' && depth-- == 0 || c == ',' && depth == 0) {
+        return i;
+      }
+    }
+    return source.length();
+  }
+
+  record Result(int code, String output) {}
+
+  /** Runs {@code command} in {@code dir}; the output is stdout and stderr together. */
+  static Result run(Path dir, String... command) throws IOException, InterruptedException {
+    return run(dir, true, command);
+  }
+
+  static Result run(Path dir, boolean withStderr, String... command)
+      throws IOException, InterruptedException {
+    ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile());
+    if (withStderr) {
+      builder.redirectErrorStream(true);
+    } else {
+      builder.redirectError(ProcessBuilder.Redirect.DISCARD);
+    }
+    Process p = builder.start();
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(180, TimeUnit.SECONDS)).as("%s finished", List.of(command)).isTrue();
+    return new Result(p.exitValue(), output.strip());
+  }
+
+  static Path onPath(String command) {
+    String path = System.getenv("PATH");
+    for (String dir : path == null ? new String[0] : path.split(File.pathSeparator)) {
+      Path candidate = Path.of(dir, command);
+      if (Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    return null;
+  }
+
+  private static JsonNode yaml(Path file) {
+    try {
+      return new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not read " + file, e);
+    }
+  }
+}

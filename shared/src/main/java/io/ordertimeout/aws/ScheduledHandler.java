@@ -1,0 +1,35 @@
+package io.ordertimeout.aws;
+
+import com.amazonaws.services.lambda.runtime.Context;
+import com.amazonaws.services.lambda.runtime.RequestHandler;
+import io.ordertimeout.metrics.Metrics;
+import java.util.Map;
+
+/**
+ * The base of every function invoked by an EventBridge schedule. Its {@code handleRequest} is final
+ * and runs {@link #handle} inside {@link Invocation#run}, the one place that puts the request id in
+ * the logs and flushes the metrics as EMF: a function that skipped it would log without requestId
+ * and never publish a metric, so its alarms (dead_letters, close lag) would watch silence.
+ *
+ * <p>The event and result types are concrete here, not type parameters of a generic base: Lambda
+ * finds {@code Handler::handleRequest} by reflection and reads its parameter type to deserialize
+ * the event, and an inherited generic method would show it only an unresolved type variable.
+ */
+public abstract class ScheduledHandler implements RequestHandler<Map<String, Object>, String> {
+  private final Metrics metrics;
+
+  /**
+   * @param metrics the registry this function records into; flushed at the end of each invocation
+   */
+  protected ScheduledHandler(Metrics metrics) {
+    this.metrics = metrics;
+  }
+
+  @Override
+  public final String handleRequest(Map<String, Object> event, Context context) {
+    return Invocation.run(context, metrics, () -> handle(event, context));
+  }
+
+  /** One invocation's work; answers the summary Lambda returns (and the function logs). */
+  protected abstract String handle(Map<String, Object> event, Context context);
+}
