@@ -10,6 +10,7 @@ import io.ordertimeout.close.WeChatCloseStep;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.compensation.Compensator;
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.config.Waits;
 import io.ordertimeout.db.Database;
 import io.ordertimeout.db.ServerCheck;
 import io.ordertimeout.db.Tx;
@@ -22,6 +23,7 @@ import io.ordertimeout.pay.NotificationService;
 import io.ordertimeout.pay.PaymentService;
 import io.ordertimeout.pay.PrepayService;
 import io.ordertimeout.payment.EnvironmentMerchantDirectory;
+import io.ordertimeout.payment.GatewaySettings;
 import io.ordertimeout.payment.MerchantDirectory;
 import io.ordertimeout.payment.PaymentGateway;
 import io.ordertimeout.payment.WeChatPayGateway;
@@ -56,12 +58,6 @@ public final class OrderTimeout implements AutoCloseable {
    * merchant API's per-merchant rate limits even with dozens of sweepers.
    */
   static final int WECHAT_CONCURRENCY = 16;
-
-  /**
-   * The WeChat step of one close batch waits at most this long: a third of the 30 s claim lease, so
-   * a batch stuck on a slow WeChat still commits what it has well before its claims reappear.
-   */
-  static final Duration WECHAT_STEP_TIMEOUT = Duration.ofSeconds(10);
 
   /**
    * A consumer renews its name every second; 30 s lets a stalled one (a GC pause, a slow batch)
@@ -111,7 +107,9 @@ public final class OrderTimeout implements AutoCloseable {
             config.mysqlUser(),
             config.mysqlPassword(),
             config.dbPoolSize(),
-            "otc-" + config.keyPrefix());
+            "otc-" + config.keyPrefix(),
+            config.waits().lockWaitSeconds(),
+            config.waits().setLockWait());
     try {
       // Before any migration or write: an unsupported server or a non-UTC session is refused here.
       ServerCheck.verify(dataSource);
@@ -123,8 +121,18 @@ public final class OrderTimeout implements AutoCloseable {
       dataSource.close();
       throw e;
     }
-    this.tx = new Tx(dataSource);
+    this.tx = new Tx(dataSource, config.waits().socketTimeout());
     this.timers = new TimerIndex(redis.sync(), config.keyPrefix(), config.timerShards());
+    try {
+      timers.requireShardCountUnchanged();
+    } catch (RuntimeException e) {
+      try {
+        redis.close();
+      } finally {
+        dataSource.close();
+      }
+      throw e;
+    }
     this.time = timeOverride != null ? timeOverride : new RedisTimeSource(redis.sync());
     this.orders = new OrderStore(tx);
     this.stream = new EventStream(redis.sync(), config.keyPrefix(), config.stream().maxLen());
@@ -151,15 +159,16 @@ public final class OrderTimeout implements AutoCloseable {
             timers,
             time,
             metrics,
-            new WeChatCloseStep(gateway, wechatCalls, WECHAT_STEP_TIMEOUT, metrics),
+            new WeChatCloseStep(gateway, wechatCalls, config.waits().weChatStep(), metrics),
             payments,
             events);
   }
 
   public static OrderTimeout fromEnvironment() {
     Map<String, String> env = System.getenv();
+    OtcConfig config = ConfigLoader.fromEnvironment(env);
     return SnapStartHooks.register(
-        new OrderTimeout(ConfigLoader.fromEnvironment(env), null, gatewayFromEnvironment(env)));
+        new OrderTimeout(config, null, gatewayFromEnvironment(env, config.waits())));
   }
 
   /**
@@ -167,16 +176,25 @@ public final class OrderTimeout implements AutoCloseable {
    * OTC_WECHAT_* (local runs); null when neither is configured, and then prepay answers 503.
    */
   public static PaymentGateway gatewayFromEnvironment(Map<String, String> env) {
+    return gatewayFromEnvironment(env, EnvironmentMerchantDirectory.settings(env));
+  }
+
+  /** As above, with the WeChat connect and read timeouts of {@code waits}. */
+  static PaymentGateway gatewayFromEnvironment(Map<String, String> env, Waits waits) {
+    GatewaySettings base = EnvironmentMerchantDirectory.settings(env);
+    return gatewayFromEnvironment(
+        env,
+        new GatewaySettings(
+            waits.weChatConnectTimeout(), waits.weChatReadTimeout(), base.baseUrlOverride()));
+  }
+
+  private static PaymentGateway gatewayFromEnvironment(
+      Map<String, String> env, GatewaySettings settings) {
     Optional<MerchantDirectory> directory =
         env.get(ConfigLoader.WECHAT_SECRET_ARN) != null
             ? Optional.of(SecretsMerchantDirectory.fromEnvironment(env))
             : EnvironmentMerchantDirectory.fromEnvironment(env);
-    return directory
-        .map(
-            d ->
-                new WeChatPayGateway(
-                    d, Clock.systemUTC(), EnvironmentMerchantDirectory.settings(env)))
-        .orElse(null);
+    return directory.map(d -> new WeChatPayGateway(d, Clock.systemUTC(), settings)).orElse(null);
   }
 
   private static java.util.concurrent.ThreadFactory daemonThreads() {
@@ -203,7 +221,9 @@ public final class OrderTimeout implements AutoCloseable {
             config.sweepPoll(),
             config.invocationMargin(),
             // one closing transaction per pooled connection
-            config.dbPoolSize()));
+            config.dbPoolSize(),
+            // without a gateway prepaid orders fail the step at once, without a call
+            gateway == null ? Duration.ZERO : config.waits().weChatStep()));
   }
 
   /**

@@ -29,10 +29,12 @@ public record OtcConfig(
     Duration sweepPoll,
     Duration invocationMargin,
     boolean migrateOnStart,
-    StreamSettings stream) {
+    StreamSettings stream,
+    Waits waits) {
 
   public OtcConfig {
     Objects.requireNonNull(stream, "stream settings");
+    Objects.requireNonNull(waits, "waits");
     Objects.requireNonNull(mysqlUrl, "OTC_MYSQL_URL");
     Objects.requireNonNull(redisUri, "OTC_REDIS_URI");
     require(
@@ -64,11 +66,23 @@ public record OtcConfig(
     require(
         !sweepPoll.isNegative() && sweepPoll.toMillis() <= 5_000,
         "OTC_SWEEP_POLL_MS must be 0..5000");
+    require(
+        claimLease.compareTo(waits.weChatStep()) >= 0,
+        "OTC_CLAIM_LEASE_MS ("
+            + claimLease.toMillis()
+            + ") must cover the longest step of a close, the WeChat step"
+            + " OTC_WECHAT_STEP_TIMEOUT_MS ("
+            + waits.weChatStep().toMillis()
+            + "): a batch still asking WeChat when its lease ends is claimed again and asked twice");
+    require(
+        !invocationMargin.isNegative(),
+        "OTC_INVOCATION_MARGIN_MS must not be negative, was " + invocationMargin.toMillis());
   }
 
   /** Reads the configuration from environment variables (Lambda's, or the local runner's). */
   public static OtcConfig fromEnvironment(Map<String, String> env) {
     Env e = new Env(env);
+    Waits waits = waits(e);
     return new OtcConfig(
         e.required("OTC_MYSQL_URL"),
         e.get("OTC_MYSQL_USER", "root"),
@@ -88,18 +102,62 @@ public record OtcConfig(
         // 500 ids make one IN list and ~1,000 ledger rows: one round trip each, a 10-50 ms
         // transaction.
         e.intValue("OTC_SWEEP_BATCH", 500),
-        // A claimed batch reappears after the lease if its claimer died. 30 s is far above a
-        // batch's
-        // worst case (WeChat timeouts 3 s x retries) and short enough that a crash delays closes
-        // little.
+        // A claimed batch reappears after the lease if its claimer died. 30 s covers a batch's
+        // WeChat step (10 s, checked) and both its transactions at their worst (2 x 9 s), and is
+        // short enough that a crash delays closes little.
         Duration.ofMillis(e.intValue("OTC_CLAIM_LEASE_MS", 30_000)),
         // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
         Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)),
-        // Stop looping this long before Lambda's deadline: one batch plus releasing leases fits in
-        // it.
-        Duration.ofMillis(e.intValue("OTC_INVOCATION_MARGIN_MS", 5_000)),
+        // Stop looping this long before Lambda's deadline. The sweep starts a pass only when the
+        // pass's WeChat step and its measured closing time fit before the margin; the margin then
+        // covers what a measurement cannot: both transactions of a close (the batch, then the
+        // prepaid orders WeChat cleared) at their worst, 2 x 9 s, plus 1 s to release the shard
+        // leases and flush the metrics. 19 s with the defaults.
+        Duration.ofMillis(
+            e.intValue(
+                "OTC_INVOCATION_MARGIN_MS",
+                (int) waits.transaction().multipliedBy(2).plusSeconds(1).toMillis())),
         Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")),
-        streamSettings(e));
+        streamSettings(e),
+        waits);
+  }
+
+  /**
+   * The bounds on every wait; each default derives from the one it must fit in or outlast, and
+   * Waits checks that the largest of them fit in the function's timeout.
+   */
+  private static Waits waits(Env e) {
+    // 2 s: a row here is locked for 10-50 ms (one 500-order close transaction holds a hot SKU's
+    // stock row that long), so 2 s is 40 times the longest legitimate hold; a longer wait means a
+    // stuck holder, and waiting on it longer only holds the invocation. MySQL's default is 50 s.
+    int lockWait = e.intValue("OTC_DB_LOCK_WAIT_SECONDS", 2);
+    // 1 s above the lock wait: MySQL's lock-wait error (which Tx retries) arrives first, and only
+    // a dead server or network ends a statement at the socket. 3 attempts x 3 s = 9 s, under the
+    // API functions' 10 s.
+    Duration socket =
+        Duration.ofMillis(e.intValue("OTC_DB_SOCKET_TIMEOUT_MS", lockWait * 1_000 + 1_000));
+    // WeChat answers in 100-300 ms; a TLS handshake to a far endpoint can take 1 s, hence 2 s to
+    // connect; a call slower than 3 s is cheaper to give up and retry from the stream (the trade
+    // is unchanged, or the re-query sees the change) than to wait out the SDK's default 10 s.
+    Duration connect = Duration.ofMillis(e.intValue("OTC_WECHAT_CONNECT_TIMEOUT_MS", 2_000));
+    Duration read = Duration.ofMillis(e.intValue("OTC_WECHAT_READ_TIMEOUT_MS", 3_000));
+    return new Waits(
+        // The API functions' 10 s (template.yaml Globals): the tightest, so the safe default.
+        Duration.ofMillis(e.intValue("OTC_FUNCTION_TIMEOUT_MS", 10_000)),
+        lockWait,
+        socket,
+        // SET on each new connection (one every 4 minutes per pooled connection). Behind RDS Proxy
+        // that SET pins the connection: set false there and put the SET in the proxy's
+        // initialization query; Database.pool verifies the value the connections get either way.
+        Boolean.parseBoolean(e.get("OTC_DB_SET_LOCK_WAIT", "true")),
+        connect,
+        read,
+        // A close asks WeChat twice per prepaid order (query, then close), concurrently across the
+        // batch: two calls' worst case, 10 s with the defaults.
+        Duration.ofMillis(
+            e.intValue(
+                "OTC_WECHAT_STEP_TIMEOUT_MS",
+                (int) connect.plus(read).multipliedBy(2).toMillis())));
   }
 
   private static StreamSettings streamSettings(Env e) {
@@ -139,7 +197,8 @@ public record OtcConfig(
         sweepPoll,
         invocationMargin,
         migrateOnStart,
-        settings);
+        settings,
+        waits);
   }
 
   public OtcConfig withKeyPrefix(String prefix) {
@@ -159,7 +218,8 @@ public record OtcConfig(
         sweepPoll,
         invocationMargin,
         migrateOnStart,
-        stream);
+        stream,
+        waits);
   }
 
   public OtcConfig withClaimLease(Duration lease) {
@@ -179,7 +239,8 @@ public record OtcConfig(
         sweepPoll,
         invocationMargin,
         migrateOnStart,
-        stream);
+        stream,
+        waits);
   }
 
   public OtcConfig withTimerShards(int shards) {
@@ -199,7 +260,8 @@ public record OtcConfig(
         sweepPoll,
         invocationMargin,
         migrateOnStart,
-        stream);
+        stream,
+        waits);
   }
 
   public OtcConfig withSweepBatch(int batch) {
@@ -219,7 +281,29 @@ public record OtcConfig(
         sweepPoll,
         invocationMargin,
         migrateOnStart,
-        stream);
+        stream,
+        waits);
+  }
+
+  public OtcConfig withWaits(Waits w) {
+    return new OtcConfig(
+        mysqlUrl,
+        mysqlUser,
+        mysqlPassword,
+        dbPoolSize,
+        redisUri,
+        redisCluster,
+        keyPrefix,
+        timerShards,
+        defaultOrderTimeout,
+        maxOrderTimeout,
+        sweepBatch,
+        claimLease,
+        sweepPoll,
+        invocationMargin,
+        migrateOnStart,
+        stream,
+        w);
   }
 
   @Override
@@ -245,6 +329,10 @@ public record OtcConfig(
         + sweepBatch
         + ", claimLease="
         + claimLease
+        + ", invocationMargin="
+        + invocationMargin
+        + ", "
+        + waits
         + "]";
   }
 

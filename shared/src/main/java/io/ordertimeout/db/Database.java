@@ -2,6 +2,10 @@ package io.ordertimeout.db;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
@@ -17,6 +21,73 @@ public final class Database {
    * plenty there; tests and the local stack ask for more.
    */
   public static HikariDataSource pool(
+      String jdbcUrl, String user, String password, int size, String name) {
+    return new HikariDataSource(config(jdbcUrl, user, password, size, name));
+  }
+
+  /**
+   * As {@link #pool(String, String, String, int, String)}, with every connection's InnoDB lock wait
+   * at most {@code lockWaitSeconds} instead of MySQL's default 50 s: SET on each new connection
+   * when {@code setLockWait}, else provided by the server (an RDS Proxy initialization query or the
+   * parameter group, which do not pin proxy connections). One connection is checked before the pool
+   * is returned, so a server that does not apply it fails init rather than a close later.
+   */
+  public static HikariDataSource pool(
+      String jdbcUrl,
+      String user,
+      String password,
+      int size,
+      String name,
+      int lockWaitSeconds,
+      boolean setLockWait) {
+    HikariConfig cfg = config(jdbcUrl, user, password, size, name);
+    if (setLockWait) {
+      cfg.setConnectionInitSql("SET SESSION innodb_lock_wait_timeout = " + lockWaitSeconds);
+    }
+    HikariDataSource pool = new HikariDataSource(cfg);
+    try {
+      requireLockWait(pool, name, lockWaitSeconds, setLockWait);
+      return pool;
+    } catch (RuntimeException e) {
+      pool.close();
+      throw e;
+    }
+  }
+
+  private static void requireLockWait(
+      DataSource pool, String name, int lockWaitSeconds, boolean setLockWait) {
+    long actual;
+    try (Connection c = pool.getConnection();
+        Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT @@SESSION.innodb_lock_wait_timeout")) {
+      rs.next();
+      actual = rs.getLong(1);
+    } catch (SQLException e) {
+      throw new DataAccessException(
+          "reading innodb_lock_wait_timeout of pool " + name + " failed: " + e.getMessage(),
+          e,
+          true);
+    }
+    if (actual > lockWaitSeconds) {
+      throw new IllegalArgumentException(
+          "invalid configuration: connections of pool "
+              + name
+              + " wait "
+              + actual
+              + " s for a row lock (innodb_lock_wait_timeout), above OTC_DB_LOCK_WAIT_SECONDS="
+              + lockWaitSeconds
+              + (setLockWait
+                  ? ": the server did not apply the SET"
+                  : ": with OTC_DB_SET_LOCK_WAIT=false the server must provide it; put SET"
+                      + " innodb_lock_wait_timeout="
+                      + lockWaitSeconds
+                      + " in the RDS Proxy's initialization query or the DB parameter group, or"
+                      + " set OTC_DB_SET_LOCK_WAIT=true (a SET on each connection, which pins"
+                      + " RDS Proxy connections)"));
+    }
+  }
+
+  private static HikariConfig config(
       String jdbcUrl, String user, String password, int size, String name) {
     HikariConfig cfg = new HikariConfig();
     cfg.setJdbcUrl(withSessionDefaults(jdbcUrl));
@@ -35,7 +106,7 @@ public final class Database {
     cfg.setIdleTimeout(120_000);
     cfg.setAutoCommit(true);
     cfg.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
-    return new HikariDataSource(cfg);
+    return cfg;
   }
 
   /**

@@ -4,6 +4,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTransientException;
+import java.time.Duration;
+import java.util.concurrent.Executor;
 import javax.sql.DataSource;
 
 /**
@@ -15,14 +17,30 @@ import javax.sql.DataSource;
 public final class Tx {
   /**
    * Three attempts: InnoDB deadlocks between closers on a hot SKU resolve on the first retry in
-   * practice.
+   * practice. A lock-wait timeout costs a whole lock wait per attempt, so the configuration checks
+   * that this many socket timeouts fit in the function's timeout (config.Waits).
    */
-  private static final int ATTEMPTS = 3;
+  public static final int ATTEMPTS = 3;
+
+  /** setNetworkTimeout only sets the socket's read timeout: no reason to hand it to a thread. */
+  private static final Executor DIRECT = Runnable::run;
 
   private final DataSource dataSource;
+  private final int socketTimeoutMillis;
 
+  /** Statements wait as long as the driver and server let them (tests, tools). */
   public Tx(DataSource dataSource) {
+    this(dataSource, Duration.ZERO);
+  }
+
+  /**
+   * Every statement of this Tx's work ends within {@code socketTimeout} (JDBC's network timeout on
+   * each borrowed connection; the pool restores the connection's own on return, so migrations and
+   * bulk loads on the same pool are not cut). Zero: no bound.
+   */
+  public Tx(DataSource dataSource, Duration socketTimeout) {
     this.dataSource = dataSource;
+    this.socketTimeoutMillis = Math.toIntExact(socketTimeout.toMillis());
   }
 
   public DataSource dataSource() {
@@ -62,7 +80,7 @@ public final class Tx {
 
   /** Runs read-only work on a pooled connection in autocommit mode. */
   public <T> T read(String what, Work<T> work) {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = connection()) {
       return work.run(c);
     } catch (SQLException e) {
       throw new DataAccessException(
@@ -72,8 +90,21 @@ public final class Tx {
     }
   }
 
+  private Connection connection() throws SQLException {
+    Connection c = dataSource.getConnection();
+    if (socketTimeoutMillis > 0) {
+      try {
+        c.setNetworkTimeout(DIRECT, socketTimeoutMillis);
+      } catch (SQLException | RuntimeException e) {
+        c.close();
+        throw e;
+      }
+    }
+    return c;
+  }
+
   private <T> T once(Work<T> work) throws SQLException {
-    try (Connection c = dataSource.getConnection()) {
+    try (Connection c = connection()) {
       c.setAutoCommit(false);
       try {
         T result = work.run(c);

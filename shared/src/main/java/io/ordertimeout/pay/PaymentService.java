@@ -13,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLIntegrityConstraintViolationException;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -295,10 +296,15 @@ public final class PaymentService {
     }
   }
 
+  /** MySQL's ER_DUP_ENTRY. */
+  private static final int DUPLICATE_KEY = 1062;
+
   /**
-   * Inserts the case once; answers whether this call inserted it. The JDBC driver reports found
-   * rows, so the upsert's count is 1 for a duplicate too: the SELECT tells them apart, and the
-   * order row this transaction locked keeps anyone else from inserting the case in between.
+   * Inserts the case once; answers whether this call inserted it. The SELECT tells a duplicate
+   * apart, and the order row this transaction locked keeps anyone else from inserting the case in
+   * between; a plain INSERT then either inserts or fails on the key. No upsert count is read: an
+   * upsert that changes nothing counts 1 or 0 depending on Connector/J's useAffectedRows, which an
+   * operator's JDBC URL may set.
    */
   private static boolean recordPaidAfterClose(Connection c, PaidTrade trade) throws SQLException {
     try (PreparedStatement ps =
@@ -313,15 +319,21 @@ public final class PaymentService {
     try (PreparedStatement ps =
         c.prepareStatement(
             "INSERT INTO paid_after_close (order_id, tenant_id, transaction_id, amount_fen,"
-                + " detected_by, out_refund_no) VALUES (?,?,?,?,?,?)"
-                + " ON DUPLICATE KEY UPDATE order_id = order_id")) {
+                + " detected_by, out_refund_no) VALUES (?,?,?,?,?,?)")) {
       ps.setString(1, trade.orderId());
       ps.setString(2, trade.tenantId());
       ps.setString(3, trade.transactionId());
       ps.setLong(4, trade.amountFen());
       ps.setString(5, trade.source().name());
       ps.setString(6, PaidAfterCloseRefunds.outRefundNo(trade.orderId()));
-      return ps.executeUpdate() == 1;
+      ps.executeUpdate();
+      return true;
+    } catch (SQLIntegrityConstraintViolationException e) {
+      if (e.getErrorCode() != DUPLICATE_KEY) {
+        throw e;
+      }
+      // InnoDB rolls back only this statement; the transaction goes on without inserting.
+      return false;
     }
   }
 

@@ -13,6 +13,7 @@ import io.ordertimeout.payment.PaymentTransientException;
 import io.ordertimeout.payment.PrepayCommand;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Set;
 import org.slf4j.Logger;
@@ -21,13 +22,13 @@ import org.slf4j.LoggerFactory;
 /**
  * JSAPI prepay for an UNPAID order before its deadline.
  *
- * <p>Three steps, none holding a row lock across the WeChat call: (1) mark the order prepaid
- * (prepaid_at) with a conditional UPDATE on UNPAID and {@code expire_at > NOW(3)}; the closer locks
- * the same row, so either it sees the mark and asks WeChat before closing, or it closed the order
- * first and this UPDATE refuses. (2) Prepay at WeChat with time_expire = the order's deadline, so
- * WeChat itself refuses payment once the order is due. (3) Store the prepay_id, again conditional
- * on UNPAID. A repeated prepay sends the same parameters, WeChat answers the same prepay_id, and
- * the SDK signs fresh payment parameters for it.
+ * <p>Three steps, none holding a row lock across the WeChat call: (1) lock the order's row and, if
+ * it is UNPAID and {@code expire_at > NOW(3)}, mark it prepaid (prepaid_at); the closer locks the
+ * same row, so either it sees the mark and asks WeChat before closing, or it closed the order first
+ * and the mark is refused. (2) Prepay at WeChat with time_expire = the order's deadline, so WeChat
+ * itself refuses payment once the order is due. (3) Store the prepay_id, again conditional on
+ * UNPAID. A repeated prepay sends the same parameters, WeChat answers the same prepay_id, and the
+ * SDK signs fresh payment parameters for it.
  *
  * <p>Payment parameters leave this class only after step 3 committed, and the closer closes a
  * prepaid order only while its prepay_id is the one it asked WeChat about (OrderCloser). So a trade
@@ -82,24 +83,52 @@ public final class PrepayService {
     return payment;
   }
 
+  /**
+   * Decides on the locked row, never on the UPDATE's count: a repeated prepay leaves prepaid_at as
+   * it was, and the count of an UPDATE that changes nothing is 1 or 0 depending on Connector/J's
+   * useAffectedRows, which an operator's JDBC URL may set.
+   */
   private static Order markPrepaid(Connection c, String orderId) throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3))"
-                + " WHERE order_id = ? AND status = 'UNPAID' AND expire_at > NOW(3)")) {
-      ps.setString(1, orderId);
-      int updated = ps.executeUpdate();
-      Order order =
-          OrderStore.find(c, orderId)
-              .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
-      if (updated == 1) {
-        return order;
+    boolean payable =
+        lockedRowSays(
+            c,
+            "SELECT status = 'UNPAID' AND expire_at > NOW(3) FROM orders"
+                + " WHERE order_id = ? FOR UPDATE",
+            orderId);
+    if (payable) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3)) WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        ps.executeUpdate();
       }
-      if (order.status() != OrderStatus.UNPAID) {
-        throw ApiError.conflict("ORDER_NOT_UNPAID", "order " + orderId + " is " + order.status());
+    }
+    Order order =
+        OrderStore.find(c, orderId)
+            .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
+    if (payable) {
+      return order;
+    }
+    if (order.status() != OrderStatus.UNPAID) {
+      throw ApiError.conflict("ORDER_NOT_UNPAID", "order " + orderId + " is " + order.status());
+    }
+    throw ApiError.conflict(
+        "ORDER_EXPIRED", "order " + orderId + " passed its deadline " + order.expireAt());
+  }
+
+  /**
+   * Runs {@code sql}, a SELECT ... FOR UPDATE of one order's row and one boolean column, with
+   * {@code params} bound in order; false when there is no such order.
+   */
+  private static boolean lockedRowSays(Connection c, String sql, String... params)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setString(i + 1, params[i]);
       }
-      throw ApiError.conflict(
-          "ORDER_EXPIRED", "order " + orderId + " passed its deadline " + order.expireAt());
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
     }
   }
 
@@ -122,21 +151,29 @@ public final class PrepayService {
   }
 
   private void storePrepayId(Order order, String prepayId) {
-    int updated =
+    // A repeated prepay stores the prepay_id already there: decided on the locked row, as above.
+    boolean stored =
         tx.inTransaction(
             "store prepay_id of order " + order.orderId(),
             c -> {
-              try (PreparedStatement ps =
-                  c.prepareStatement(
-                      "UPDATE orders SET prepay_id = ? WHERE order_id = ? AND status = 'UNPAID'"
-                          + " AND (prepay_id IS NULL OR prepay_id = ?)")) {
-                ps.setString(1, prepayId);
-                ps.setString(2, order.orderId());
-                ps.setString(3, prepayId);
-                return ps.executeUpdate();
+              boolean storable =
+                  lockedRowSays(
+                      c,
+                      "SELECT status = 'UNPAID' AND (prepay_id IS NULL OR prepay_id = ?)"
+                          + " FROM orders WHERE order_id = ? FOR UPDATE",
+                      prepayId,
+                      order.orderId());
+              if (storable) {
+                try (PreparedStatement ps =
+                    c.prepareStatement("UPDATE orders SET prepay_id = ? WHERE order_id = ?")) {
+                  ps.setString(1, prepayId);
+                  ps.setString(2, order.orderId());
+                  ps.executeUpdate();
+                }
               }
+              return storable;
             });
-    if (updated != 1) {
+    if (!stored) {
       Order now =
           tx.read("reload order " + order.orderId(), c -> OrderStore.find(c, order.orderId()))
               .orElseThrow();

@@ -49,6 +49,57 @@ public final class TimerIndex {
     return prefix + ":{t" + shard + "}:sweeper";
   }
 
+  /** Records how many shards this prefix's timers are written to (set by the first start). */
+  public String shardCountKey() {
+    return prefix + ":timer-shards";
+  }
+
+  /**
+   * Records this index's shard count at the first start under this prefix, and refuses any other
+   * count afterwards. An order's shard is its CRC modulo the count: with another count most orders
+   * map to another shard, so closes would remove timers from the wrong shard (the old ones come
+   * back after every claim lease until compensation removes them), and shards at or above a lower
+   * count would never be swept nor audited again. Refusing keeps the hot path (one ZREM per shard)
+   * free of a second mapping; resharding is an operator's step, spelled out in the error.
+   *
+   * @throws IllegalArgumentException when Redis records another count
+   */
+  public void requireShardCountUnchanged() {
+    String key = shardCountKey();
+    String mine = Integer.toString(shards);
+    redis.setnx(key, mine);
+    String recorded = redis.get(key);
+    if (recorded == null || recorded.equals(mine)) {
+      // null: deleted between the two commands (an operator resharding); the next start records.
+      return;
+    }
+    throw new IllegalArgumentException(
+        "invalid configuration: OTC_TIMER_SHARDS is "
+            + shards
+            + " but the timers under key prefix '"
+            + prefix
+            + "' are written to "
+            + recorded
+            + " shards (Redis key "
+            + key
+            + "); with "
+            + shards
+            + " orders would map to other shards and their timers be orphaned. Set"
+            + " OTC_TIMER_SHARDS="
+            + recorded
+            + ", or reshard: stop the timeout-sweep and stream-consumer schedules, delete the keys "
+            + prefix
+            + ":{t*}:timers, "
+            + prefix
+            + ":{t*}:sweeper and "
+            + key
+            + ", start with OTC_TIMER_SHARDS="
+            + shards
+            + ", then run compensation until its report shows rescheduled=0 (it re-adds the timer of"
+            + " every UNPAID order from MySQL and closes the overdue ones) and restart the"
+            + " schedules");
+  }
+
   /** Schedules (or moves) an order's timer. */
   public void schedule(String orderId, long deadlineMillis) {
     redis.zadd(timersKey(shardOf(orderId)), deadlineMillis, orderId);

@@ -97,14 +97,28 @@ public final class TimeoutSweeper {
    * Tunables of the loop; see OtcConfig for the defaults and their reasons. {@code parallelism}
    * shards are claimed and closed at once: a batch spends most of its time waiting on MySQL round
    * trips (bench S3: ~1,500 closes/s on one thread), so a second transaction on another shard uses
-   * that wait. More than the DB pool size only queues on the pool.
+   * that wait. More than the DB pool size only queues on the pool. {@code weChatStep} is the most a
+   * batch's WeChat step can take (zero without a payment gateway): a pass is started only when it
+   * fits before the margin, and its batch is closed inline only when the measured closing time fits
+   * too (else handed to the stream).
    */
   public record Settings(
-      int batch, Duration claimLease, Duration poll, Duration margin, int parallelism) {
+      int batch,
+      Duration claimLease,
+      Duration poll,
+      Duration margin,
+      int parallelism,
+      Duration weChatStep) {
     public Settings {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
       }
+    }
+
+    /** Without a WeChat step (no payment gateway). */
+    public Settings(
+        int batch, Duration claimLease, Duration poll, Duration margin, int parallelism) {
+      this(batch, claimLease, poll, margin, parallelism, Duration.ZERO);
     }
 
     /** One shard at a time. */
@@ -133,8 +147,8 @@ public final class TimeoutSweeper {
   }
 
   /**
-   * Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, or
-   * terminate().
+   * Loops until {@code remainingMillis} (Lambda's remaining time) can no longer cover a pass and
+   * the margin, or terminate().
    */
   public SweepStats run(LongSupplier remainingMillis) {
     long started = System.nanoTime();
@@ -143,7 +157,7 @@ public final class TimeoutSweeper {
     TreeSet<Integer> held = new TreeSet<>();
     ExecutorService closers = closers();
     try {
-      while (!done && remainingMillis.getAsLong() > settings.margin().toMillis()) {
+      while (!done && passFits(remainingMillis.getAsLong())) {
         try {
           refreshLeases(held);
           int claimed = pass(held, counters, closers, remainingMillis);
@@ -243,7 +257,8 @@ public final class TimeoutSweeper {
     List<List<String>> chunks = chunks(claimed);
     long budget = remainingMillis.getAsLong() - settings.margin().toMillis();
     if (budget
-        < estimatedCloseMillis(chunks.get(0).size()) * (closers == null ? chunks.size() : 1)) {
+        < settings.weChatStep().toMillis()
+            + estimatedCloseMillis(chunks.get(0).size()) * (closers == null ? chunks.size() : 1)) {
       // Not enough time left in this invocation: any number of consumers can take them now.
       handOff(claimed, OrderEvents.HandOffCause.OVER_BUDGET, counters);
       return claimed.size();
@@ -373,6 +388,28 @@ public final class TimeoutSweeper {
         claimed.size(),
         claimed.get(0),
         e.toString());
+  }
+
+  /**
+   * Whether a pass may start: the time left before the margin must exceed the WeChat step at its
+   * bound, counted whole because a batch's prepaid orders are known only once it is loaded and a
+   * step cannot be handed over half-way. A claimed batch whose measured closing time does not fit
+   * in what remains after the step is handed to the stream ({@link #pass}); the closing
+   * transactions' worst case beyond their average is what the margin is for (OtcConfig).
+   */
+  private boolean passFits(long remainingMillis) {
+    long left = remainingMillis - settings.margin().toMillis();
+    if (left > settings.weChatStep().toMillis()) {
+      return true;
+    }
+    log.info(
+        "sweep stops (token {}): {} ms left before the {} ms margin, a pass's WeChat step needs"
+            + " {} ms",
+        token,
+        left,
+        settings.margin().toMillis(),
+        settings.weChatStep().toMillis());
+    return false;
   }
 
   /**

@@ -19,9 +19,14 @@ import org.junit.jupiter.api.Test;
 class OrderCloserTest {
   private TestStack stack;
 
+  /** The stack each test runs on; OrderCloserAffectedRowsTest swaps the JDBC URL. */
+  TestStack newStack() {
+    return TestStack.create("closer");
+  }
+
   @BeforeEach
   void setUp() {
-    stack = TestStack.create("closer");
+    stack = newStack();
     stack.seedSku("sku-a", 100);
     stack.seedSku("sku-b", 100);
     stack.seedCoupon("cp-1", "u1");

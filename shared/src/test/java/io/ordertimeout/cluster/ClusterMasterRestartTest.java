@@ -66,7 +66,11 @@ class ClusterMasterRestartTest {
         TestStack.createOnCluster(
             "cl-restart",
             cluster.uri(),
-            c -> c.withTimerShards(8).withSweepBatch(50).withClaimLease(Duration.ofSeconds(2)),
+            c ->
+                c.withTimerShards(8)
+                    .withSweepBatch(50)
+                    .withWaits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
+                    .withClaimLease(Duration.ofSeconds(2)),
             null);
     stack.seedSku("hot", 10_000);
     stack.bulkPlace("now-", FIRST_WAVE, Duration.ofMillis(300), i -> new OrderItem("hot", 1));

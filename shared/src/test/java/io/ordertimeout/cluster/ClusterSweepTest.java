@@ -91,7 +91,10 @@ class ClusterSweepTest {
         TestStack.createOnCluster(
             "cl-crash",
             cluster.uri(),
-            c -> c.withTimerShards(8).withClaimLease(Duration.ofSeconds(2)),
+            c ->
+                c.withTimerShards(8)
+                    .withWaits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
+                    .withClaimLease(Duration.ofSeconds(2)),
             null);
     stack.seedSku("sku-a", 1_000);
     List<String> ids =

@@ -37,8 +37,31 @@ class OtcConfigTest {
     assertThat(c.sweepBatch()).isEqualTo(500);
     assertThat(c.claimLease()).isEqualTo(Duration.ofSeconds(30));
     assertThat(c.sweepPoll()).isEqualTo(Duration.ofMillis(50));
-    assertThat(c.invocationMargin()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(c.invocationMargin()).isEqualTo(Duration.ofSeconds(19));
     assertThat(c.migrateOnStart()).isFalse();
+    Waits w = c.waits();
+    assertThat(w.functionTimeout()).isEqualTo(Duration.ofSeconds(10));
+    assertThat(w.lockWaitSeconds()).isEqualTo(2);
+    assertThat(w.socketTimeout()).isEqualTo(Duration.ofSeconds(3));
+    assertThat(w.transaction()).isEqualTo(Duration.ofSeconds(9));
+    assertThat(w.setLockWait()).isTrue();
+    assertThat(w.weChatCall()).isEqualTo(Duration.ofSeconds(5));
+    assertThat(w.weChatStep()).isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void eachWaitsDefaultDerivesFromTheOneItMustOutlastOrFitIn() {
+    Map<String, String> env = with("OTC_DB_LOCK_WAIT_SECONDS", "1");
+    env.put("OTC_WECHAT_CONNECT_TIMEOUT_MS", "500");
+    env.put("OTC_WECHAT_READ_TIMEOUT_MS", "1000");
+
+    OtcConfig c = OtcConfig.fromEnvironment(env);
+
+    // socket = lock wait + 1 s; margin = both transactions of a close (2 x 3 x 2 s) + 1 s
+    assertThat(c.waits().socketTimeout()).isEqualTo(Duration.ofSeconds(2));
+    assertThat(c.invocationMargin()).isEqualTo(Duration.ofSeconds(13));
+    // step = two calls of connect + read
+    assertThat(c.waits().weChatStep()).isEqualTo(Duration.ofSeconds(3));
   }
 
   @Test
@@ -84,6 +107,12 @@ class OtcConfigTest {
     bad.put("OTC_DEFAULT_TIMEOUT_SECONDS", "0");
     bad.put("OTC_CLAIM_LEASE_MS", "999");
     bad.put("OTC_SWEEP_POLL_MS", "5001");
+    bad.put("OTC_FUNCTION_TIMEOUT_MS", "999");
+    bad.put("OTC_DB_LOCK_WAIT_SECONDS", "0");
+    bad.put("OTC_WECHAT_CONNECT_TIMEOUT_MS", "0");
+    bad.put("OTC_WECHAT_READ_TIMEOUT_MS", "-1");
+    bad.put("OTC_WECHAT_STEP_TIMEOUT_MS", "0");
+    bad.put("OTC_INVOCATION_MARGIN_MS", "-1");
 
     bad.forEach(
         (name, value) ->
@@ -109,7 +138,10 @@ class OtcConfigTest {
     OtcConfig base = OtcConfig.fromEnvironment(minimal());
 
     assertThat(base.withKeyPrefix("t1").keyPrefix()).isEqualTo("t1");
-    assertThat(base.withClaimLease(Duration.ofSeconds(2)).claimLease())
+    assertThat(base.withClaimLease(Duration.ofSeconds(12)).claimLease())
+        .isEqualTo(Duration.ofSeconds(12));
+    OtcConfig quickWeChat = base.withWaits(base.waits().withWeChatStep(Duration.ofSeconds(2)));
+    assertThat(quickWeChat.withClaimLease(Duration.ofSeconds(2)).claimLease())
         .isEqualTo(Duration.ofSeconds(2));
     assertThat(base.withTimerShards(3).timerShards()).isEqualTo(3);
     OtcConfig batched = base.withSweepBatch(7);
@@ -119,6 +151,9 @@ class OtcConfigTest {
         .hasMessageContaining("OTC_KEY_PREFIX");
     assertThatThrownBy(() -> base.withClaimLease(Duration.ofMillis(10)))
         .hasMessageContaining("OTC_CLAIM_LEASE_MS");
+    assertThatThrownBy(() -> base.withClaimLease(Duration.ofSeconds(2)))
+        .hasMessageContaining("OTC_CLAIM_LEASE_MS (2000)")
+        .hasMessageContaining("OTC_WECHAT_STEP_TIMEOUT_MS (10000)");
   }
 
   @Test

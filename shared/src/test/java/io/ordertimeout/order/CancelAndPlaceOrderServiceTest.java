@@ -22,9 +22,14 @@ import org.junit.jupiter.api.Test;
 class CancelAndPlaceOrderServiceTest {
   private TestStack stack;
 
+  /** The stack each test runs on; CancelAndPlaceOrderServiceAffectedRowsTest swaps the JDBC URL. */
+  TestStack newStack() {
+    return TestStack.create("place-cancel");
+  }
+
   @BeforeEach
   void setUp() {
-    stack = TestStack.create("place-cancel");
+    stack = newStack();
     stack.seedSku("sku-a", 10);
     stack.seedCoupon("cp-1", "u1");
     stack.seedCoupon("cp-2", "u2");

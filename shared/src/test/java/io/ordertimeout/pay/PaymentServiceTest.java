@@ -40,9 +40,14 @@ class PaymentServiceTest {
     wechat.close();
   }
 
+  /** The stack each test runs on; PaymentServiceAffectedRowsTest swaps the JDBC URL. */
+  TestStack newStack() {
+    return TestStack.withWeChat("pay-svc", wechat);
+  }
+
   @BeforeEach
   void setUp() {
-    stack = TestStack.withWeChat("pay-svc", wechat);
+    stack = newStack();
     stack.seedSku("sku-a", 100);
     stack.seedCoupon("cp-1", "u1");
   }

@@ -38,9 +38,14 @@ class PrepayServiceTest {
     wechat.close();
   }
 
+  /** The stack each test runs on; PrepayServiceAffectedRowsTest swaps the JDBC URL. */
+  TestStack newStack() {
+    return TestStack.withWeChat("prepay-svc", wechat);
+  }
+
   @BeforeEach
   void setUp() {
-    stack = TestStack.withWeChat("prepay-svc", wechat);
+    stack = newStack();
     stack.seedSku("sku-a", 100);
     stack.seedCoupon("cp-1", "u1");
   }

@@ -305,6 +305,7 @@ class FaultInjectionTest {
     Map<String, String> o = new HashMap<>();
     o.put("OTC_REDIS_URI", redis.uri());
     o.put("OTC_CLAIM_LEASE_MS", "1000"); // claims of dead invocations come back after 1 s
+    o.put("OTC_WECHAT_STEP_TIMEOUT_MS", "1000"); // a lease must cover the WeChat step
     o.put("OTC_STREAM_VISIBILITY_MS", "1000");
     o.put("OTC_STREAM_BLOCK_MS", "200");
     return o;

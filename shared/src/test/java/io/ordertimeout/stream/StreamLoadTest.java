@@ -47,6 +47,7 @@ class StreamLoadTest {
             "stream-load",
             c ->
                 c.withSweepBatch(500)
+                    .withWaits(c.waits().withWeChatStep(Duration.ofSeconds(5)))
                     .withClaimLease(Duration.ofSeconds(5))
                     .withStream(c.stream().withVisibility(Duration.ofSeconds(2))),
             null);

@@ -80,7 +80,13 @@ class TimeoutSweeperTest {
 
   @Test
   void aSweepThatDiesAfterClaimingGivesItsOrdersBackAfterTheLease() {
-    stack = TestStack.create("crash", c -> c.withClaimLease(Duration.ofSeconds(2)), null);
+    stack =
+        TestStack.create(
+            "crash",
+            c ->
+                c.withWaits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
+                    .withClaimLease(Duration.ofSeconds(2)),
+            null);
     stack.seedSku("sku-a", 1_000);
     List<String> ids =
         stack.bulkPlace("crash-", 300, Duration.ofSeconds(-1), i -> new OrderItem("sku-a", 1));

@@ -90,6 +90,26 @@ public final class TestStack implements AutoCloseable {
         servers, schema, new OrderTimeout(OtcConfig.fromEnvironment(env), null, gateway));
   }
 
+  /**
+   * Like {@link #withWeChat(String, WeChatPaySimulator)}, with {@code urlOptions} (e.g. {@code
+   * useAffectedRows=true}) appended to the JDBC URL, as an operator's URL may carry them.
+   */
+  public static TestStack withWeChatAndUrlOptions(
+      String hint, WeChatPaySimulator wechat, String urlOptions) {
+    return withUrlOptions(hint, urlOptions, gatewayFor(wechat, Duration.ofSeconds(2)));
+  }
+
+  /** A stack with {@code urlOptions} appended to its JDBC URL; {@code gateway} may be null. */
+  public static TestStack withUrlOptions(String hint, String urlOptions, PaymentGateway gateway) {
+    EmbeddedServers servers = EmbeddedServers.get();
+    String schema = servers.createSchema(hint);
+    Map<String, String> env = testEnvironment(servers, schema, servers.newKeyPrefix(hint));
+    String url = env.get("OTC_MYSQL_URL");
+    env.put("OTC_MYSQL_URL", url + (url.contains("?") ? "&" : "?") + urlOptions);
+    return new TestStack(
+        servers, schema, new OrderTimeout(OtcConfig.fromEnvironment(env), null, gateway));
+  }
+
   /** The schema name of this stack, e.g. to find its connections in the process list. */
   public String schema() {
     return schema;
@@ -142,7 +162,8 @@ public final class TestStack implements AutoCloseable {
         c.sweepPoll(),
         c.invocationMargin(),
         c.migrateOnStart(),
-        c.stream());
+        c.stream(),
+        c.waits());
   }
 
   /**

@@ -11,6 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ordertimeout.config.OtcConfig;
 import java.io.IOException;
 import java.lang.reflect.ParameterizedType;
 import java.lang.reflect.Type;
@@ -22,6 +23,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -67,6 +69,11 @@ class TemplateConsistencyTest {
           Map.entry("OTC_CLAIM_LEASE_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_SWEEP_POLL_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_INVOCATION_MARGIN_MS", "tunable with a default (OtcConfig)"),
+          Map.entry("OTC_DB_LOCK_WAIT_SECONDS", "tunable with a default (config.Waits)"),
+          Map.entry("OTC_DB_SOCKET_TIMEOUT_MS", "tunable, derived from the lock wait (Waits)"),
+          Map.entry("OTC_WECHAT_CONNECT_TIMEOUT_MS", "tunable with a default (config.Waits)"),
+          Map.entry("OTC_WECHAT_READ_TIMEOUT_MS", "tunable with a default (config.Waits)"),
+          Map.entry("OTC_WECHAT_STEP_TIMEOUT_MS", "tunable, derived from the WeChat call (Waits)"),
           Map.entry("OTC_COMPENSATION_GRACE_MS", "tunable with a default (CompensationSettings)"),
           Map.entry("OTC_COMPENSATION_PAGE_SIZE", "tunable with a default (CompensationSettings)"),
           Map.entry(
@@ -220,6 +227,45 @@ class TemplateConsistencyTest {
     assertThat(NOT_IN_TEMPLATE.keySet())
         .as("documented variables no code reads any more")
         .allMatch(read::contains);
+  }
+
+  /**
+   * OTC_FUNCTION_TIMEOUT_MS is each function's Timeout (the init checks compare the waits with it),
+   * the template's values pass those checks, and the two looping functions keep running through
+   * their whole schedule period: the sweep starts passes while its remaining time exceeds the
+   * margin and the WeChat step (issue 13, defect 5), and closes a batch inline when its measured
+   * closing time fits too, so its Timeout must exceed the period by all three.
+   */
+  @TestFactory
+  Stream<DynamicTest> everyFunctionsWaitsFitItsTimeoutAndTheLoopsCoverTheirSchedule() {
+    return template.functions().stream()
+        .map(f -> DynamicTest.dynamicTest(f.logicalId(), () -> waitsFit(f)));
+  }
+
+  private static void waitsFit(SamTemplate.Function f) {
+    Map<String, String> env = new HashMap<>(template.globalEnvironment());
+    env.putAll(f.environment());
+    long timeoutMillis = f.timeoutSeconds() * 1_000L;
+    assertThat(env.get("OTC_FUNCTION_TIMEOUT_MS"))
+        .as("OTC_FUNCTION_TIMEOUT_MS of %s", f.logicalId())
+        .isEqualTo(Long.toString(timeoutMillis));
+    env.put("OTC_MYSQL_URL", "jdbc:mysql://db.internal:3306/otc");
+    env.put("OTC_REDIS_URI", "rediss://cache.internal:6379");
+    env.put("OTC_REDIS_CLUSTER", "true");
+    OtcConfig config = OtcConfig.fromEnvironment(env);
+    if (f.schedules().isEmpty() || f.logicalId().equals("CompensationFunction")) {
+      return; // not a loop: compensation runs one pass per invocation
+    }
+    long idle = config.invocationMargin().toMillis();
+    if (f.logicalId().equals("TimeoutSweepFunction")) {
+      // a pass: the WeChat step and, before any batch was measured, 20 ms + 1 ms an order
+      idle += config.waits().weChatStep().toMillis() + 20 + config.sweepBatch();
+    }
+    for (SamTemplate.Schedule s : f.schedules()) {
+      assertThat(timeoutMillis - idle)
+          .as("ms %s loops of its %d s, against its schedule", f.logicalId(), f.timeoutSeconds())
+          .isGreaterThan(s.rate().toMillis());
+    }
   }
 
   @TestFactory
