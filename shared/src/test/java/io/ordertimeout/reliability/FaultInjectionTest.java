@@ -190,7 +190,8 @@ class FaultInjectionTest {
           false,
           ctx -> {
             wechat.setNotificationCopies(3);
-            // past the 4 s deadline: the close path finds the payment first, the copies come later
+            // each payment arrives three times, 4.5 s late and out of order: applied once each.
+            // (A payment the close path finds before its notification is OrderCloserWeChatTest's.)
             wechat.setNotificationDelay(Duration.ofMillis(4_500));
           },
           ctx -> Workers.pause(6_000));

@@ -41,14 +41,16 @@ final class FaultWorkload {
   }
 
   /**
-   * Places {@code count} orders; cancelled ones get 120 s (they must close as USER_CANCEL, never
-   * time out during a test), the others {@code deadlineSeconds}.
+   * Places {@code count} orders; cancelled and paying ones get 120 s (they must end USER_CANCEL or
+   * PAID, never time out during a test: on a loaded 2-core machine placing and prepaying 40 orders
+   * took longer than a 4 s deadline, and the simulator then refused the payment as past its
+   * time_expire), the abandoned ones {@code deadlineSeconds}.
    */
   void place(String tag, int count, int deadlineSeconds) {
     for (int i = 0; i < count; i++) {
       Role role = Role.values()[i % Role.values().length];
       String id = tag + "-" + role.name().toLowerCase(java.util.Locale.ROOT) + "-" + i;
-      int deadline = role == Role.CANCEL ? 120 : deadlineSeconds;
+      int deadline = role == Role.CANCEL || role == Role.PAY ? 120 : deadlineSeconds;
       stack.place(id, "u" + i, deadline, null, new OrderItem(SKU, 1 + i % 3));
       if (role == Role.PAY || role == Role.ABANDON_PREPAID) {
         stack.app().prepays().prepay(id, OPEN_ID, null);
