@@ -33,8 +33,8 @@ final class ApiGatewayServer implements AutoCloseable {
   private static final int MAX_BODY_BYTES = 10 * 1024 * 1024;
 
   /**
-   * 32 request threads: the demo's clients keep up to 32 requests in flight, as many concurrent
-   * Lambda environments would; each shares the one OrderTimeout and its DB pool.
+   * 32 request threads: a mall backend's pool may keep up to 32 requests in flight, as many
+   * concurrent Lambda environments would; each shares the one OrderTimeout and its DB pool.
    */
   private static final int THREADS = 32;
 

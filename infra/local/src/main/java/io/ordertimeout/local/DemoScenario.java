@@ -141,8 +141,14 @@ final class DemoScenario {
     }
   }
 
-  /** 32 requests in flight: a mall backend's connection pool, and the API server's thread count. */
-  private static final int CLIENTS = 32;
+  /**
+   * Requests in flight while placing: twice the cores. Everything runs on this one machine, where
+   * on AWS the sweep has a Lambda of its own; placing is CPU-bound, so more clients place no faster
+   * and only starve the sweep's thread. 2,000 orders on 2 cores shared with other builds (load
+   * 6-17): 32 clients placed them in 25 s with close lag p99 5-10 s (six runs), 8 in 25 s with p99
+   * 887 ms, 4 in 27-42 s with p99 378-604 ms (four runs).
+   */
+  private static final int CLIENTS = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
 
   /**
    * After the last deadline, how long the demo waits for closes: the sweep polls every 50 ms and

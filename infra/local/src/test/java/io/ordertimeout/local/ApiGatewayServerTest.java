@@ -2,7 +2,6 @@ package io.ordertimeout.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.ordertimeout.functions.sweep.TimeoutSweepHandler;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.testing.TestStack;
 import java.io.BufferedReader;
@@ -16,9 +15,9 @@ import java.net.URI;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -46,8 +45,9 @@ class ApiGatewayServerTest {
   }
 
   /**
-   * Seven timers due, two later; the real timeout-sweep handler records the backlog (its context
-   * leaves no time for a pass, so it claims nothing) and /metrics shows it as a gauge.
+   * Seven timers due, two later; the template's timeout-sweep handler, loaded as the local stack's
+   * schedule loads it, records the backlog (its context leaves no time for a pass, so it claims
+   * nothing) and /metrics shows it as a gauge.
    */
   @Test
   void metricsShowsTheTimerBacklogGaugeTheSweepRecorded() throws Exception {
@@ -62,8 +62,14 @@ class ApiGatewayServerTest {
         stack.app().timers().schedule("later-" + i, now + 600_000);
       }
 
-      new TimeoutSweepHandler(stack.app())
-          .handleRequest(Map.of(), new LocalContext("TimeoutSweepFunction", 0, () -> false));
+      SamTemplate.Function sweep =
+          SamTemplate.read(Main.templatePath()).functions().stream()
+              .filter(f -> f.logicalId().equals("TimeoutSweepFunction"))
+              .findFirst()
+              .orElseThrow();
+      LocalFunction.load(sweep, stack.app())
+          .orElseThrow()
+          .invoke(new HashMap<>(), new LocalContext(sweep.logicalId(), 0, () -> false));
       String metrics = body(client, "/metrics");
 
       assertThat(metrics).contains("# TYPE otc_timer_backlog gauge\notc_timer_backlog 7\n");
