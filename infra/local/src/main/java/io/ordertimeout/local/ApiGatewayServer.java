@@ -4,6 +4,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import io.ordertimeout.embedded.wechat.HttpServers;
 import io.ordertimeout.metrics.Metrics;
 import java.io.IOException;
 import java.io.InputStream;
@@ -32,8 +33,8 @@ final class ApiGatewayServer implements AutoCloseable {
   private static final int MAX_BODY_BYTES = 10 * 1024 * 1024;
 
   /**
-   * 32 request threads: the demo's clients keep up to 32 requests in flight, as many concurrent
-   * Lambda environments would; each shares the one OrderTimeout and its DB pool.
+   * 32 request threads: a mall backend's pool may keep up to 32 requests in flight, as many
+   * concurrent Lambda environments would; each shares the one OrderTimeout and its DB pool.
    */
   private static final int THREADS = 32;
 
@@ -58,7 +59,9 @@ final class ApiGatewayServer implements AutoCloseable {
               return t;
             });
     try {
-      this.server = HttpServer.create(new InetSocketAddress(host, port), 256);
+      // TCP_NODELAY: without it every answer after the first on a kept-alive connection (a mall
+      // backend's pool, the simulator's notifications) waits 40 ms for the client's delayed ACK
+      this.server = HttpServers.create(new InetSocketAddress(host, port), 256);
     } catch (IOException e) {
       throw new UncheckedIOException("could not listen on " + host + ":" + port, e);
     }
@@ -70,6 +73,11 @@ final class ApiGatewayServer implements AutoCloseable {
   URI baseUrl() {
     InetSocketAddress a = server.getAddress();
     return URI.create("http://" + a.getAddress().getHostAddress() + ":" + a.getPort());
+  }
+
+  /** The JDK server itself, for the test that reads its sockets' options. */
+  HttpServer httpServer() {
+    return server;
   }
 
   private void serve(HttpExchange exchange) throws IOException {

@@ -8,8 +8,8 @@ import org.HdrHistogram.Histogram;
 /**
  * The shared {@link Metrics} registry in Prometheus text exposition format 0.0.4, under the metric
  * names that go to CloudWatch prefixed with {@code otc_}: counters as {@code otc_<name>_total},
- * latency histograms as summaries with quantiles 0.5/0.9/0.99/0.999, {@code _sum}, {@code _count},
- * and a {@code _max} gauge.
+ * gauges (the timer backlog) as {@code otc_<name>}, latency histograms as summaries with quantiles
+ * 0.5/0.9/0.99/0.999, {@code _sum}, {@code _count}, and a {@code _max} gauge.
  */
 final class PrometheusText {
   private static final double[] QUANTILES = {0.5, 0.9, 0.99, 0.999};
@@ -22,6 +22,11 @@ final class PrometheusText {
       String name = "otc_" + sanitize(c.getKey()) + "_total";
       out.append("# TYPE ").append(name).append(" counter\n");
       out.append(name).append(' ').append(c.getValue()).append('\n');
+    }
+    for (Map.Entry<String, Long> g : metrics.gauges().entrySet()) {
+      String name = "otc_" + sanitize(g.getKey());
+      out.append("# TYPE ").append(name).append(" gauge\n");
+      out.append(name).append(' ').append(g.getValue()).append('\n');
     }
     for (Map.Entry<String, Histogram> h : metrics.histograms().entrySet()) {
       summary(out, "otc_" + sanitize(h.getKey()), h.getValue());

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test;
 class DemoTest {
 
   @Test
-  void demoWith200OrdersEndsWithInvariantsOk() {
+  void demoWith200OrdersPassesEveryCheckOfItsPlanAndTheInvariants() {
     DemoScenario.Settings settings = new DemoScenario.Settings(200, 3, 42);
     ByteArrayOutputStream buffer = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
@@ -26,7 +26,24 @@ class DemoTest {
 
     String printed = buffer.toString(StandardCharsets.UTF_8);
     assertThat(report.violations()).isEmpty();
-    assertThat(printed.strip()).endsWith("invariants: OK");
+    assertThat(report.failedChecks()).isEmpty();
+    assertThat(report.checks())
+        .extracting(DemoReport.Check::name)
+        .containsExactly(
+            "placed",
+            "deadlines",
+            "prepays",
+            "payers",
+            "cancels",
+            "abandoners",
+            "early",
+            "close lag");
+    assertThat(printed.strip()).endsWith("invariants: OK\ndemo: OK");
+    assertThat(printed)
+        .contains("OK     placed      200 of 200 orders placed")
+        .contains("OK     deadlines   200 of 200 DB expire_at equal")
+        .containsPattern("OK     payers      [1-9][0-9]* of [1-9][0-9]* payers ended PAID")
+        .containsPattern("OK     close lag   p99 [0-9]+ ms <= 1000 ms");
     assertThat(report.outcome("placed")).isEqualTo(200);
     assertThat(report.outcome("UNPAID")).isZero();
     assertThat(

@@ -78,7 +78,9 @@ public final class WeChatPaySimulator implements AutoCloseable {
       calls.put(e, new AtomicInteger());
       faults.put(e, new ArrayDeque<>());
     }
-    this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    // TCP_NODELAY: without it every answer after the first on a kept-alive connection (the SDK's
+    // OkHttp pool) waits 40 ms for the client's delayed ACK; see HttpServers
+    this.server = HttpServers.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     // Unbounded daemon threads: a HANG fault parks one thread for the hang time; others must go on.
     this.httpThreads =
         Executors.newCachedThreadPool(
@@ -104,6 +106,11 @@ public final class WeChatPaySimulator implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException("WeChat Pay simulator could not bind a loopback port", e);
     }
+  }
+
+  /** The JDK server itself, for the test that reads its sockets' options. */
+  HttpServer httpServer() {
+    return server;
   }
 
   // ---- what the merchant side is configured from ----
