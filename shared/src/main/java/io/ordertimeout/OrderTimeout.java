@@ -1,43 +1,43 @@
 package io.ordertimeout;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.ordertimeout.api.PlaceOrderRequests;
 import io.ordertimeout.aws.ConfigLoader;
 import io.ordertimeout.aws.SecretsMerchantDirectory;
 import io.ordertimeout.aws.SnapStartHooks;
+import io.ordertimeout.cancel.CancelOrderService;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.close.WeChatCloseStep;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.compensation.Compensator;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.config.Waits;
-import io.ordertimeout.db.Database;
-import io.ordertimeout.db.ServerCheck;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.consume.ConsumerNames;
+import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.http.PlaceOrderRequests;
 import io.ordertimeout.metrics.Metrics;
-import io.ordertimeout.order.CancelOrderService;
-import io.ordertimeout.order.OrderStore;
-import io.ordertimeout.order.PlaceOrderService;
-import io.ordertimeout.pay.NonceGuard;
-import io.ordertimeout.pay.NotificationService;
-import io.ordertimeout.pay.PaymentService;
-import io.ordertimeout.pay.PrepayService;
-import io.ordertimeout.payment.EnvironmentMerchantDirectory;
-import io.ordertimeout.payment.GatewaySettings;
-import io.ordertimeout.payment.MerchantDirectory;
-import io.ordertimeout.payment.PaymentGateway;
-import io.ordertimeout.payment.WeChatPayGateway;
+import io.ordertimeout.mysql.Database;
+import io.ordertimeout.mysql.OrderStore;
+import io.ordertimeout.mysql.ServerCheck;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.payment.NonceGuard;
+import io.ordertimeout.payment.NotificationService;
+import io.ordertimeout.payment.PaymentService;
+import io.ordertimeout.payment.PrepayService;
+import io.ordertimeout.place.PlaceOrderService;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.redis.RedisTimeSource;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
-import io.ordertimeout.stream.ConsumerNames;
 import io.ordertimeout.stream.DeadLetters;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.OrderEvents;
-import io.ordertimeout.stream.StreamConsumer;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
+import io.ordertimeout.wechat.GatewaySettings;
+import io.ordertimeout.wechat.MerchantDirectory;
+import io.ordertimeout.wechat.PaymentGateway;
+import io.ordertimeout.wechat.WeChatPayGateway;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -167,8 +167,9 @@ public final class OrderTimeout implements AutoCloseable {
   public static OrderTimeout fromEnvironment() {
     Map<String, String> env = System.getenv();
     OtcConfig config = ConfigLoader.fromEnvironment(env);
-    return SnapStartHooks.register(
-        new OrderTimeout(config, null, gatewayFromEnvironment(env, config.waits())));
+    OrderTimeout app = new OrderTimeout(config, null, gatewayFromEnvironment(env, config.waits()));
+    SnapStartHooks.register(app.dataSource(), app.redis().sync());
+    return app;
   }
 
   /**

@@ -1,8 +1,8 @@
 package io.ordertimeout.aws;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.payment.MerchantCredentials;
-import io.ordertimeout.payment.MerchantDirectory;
+import io.ordertimeout.wechat.MerchantCredentials;
+import io.ordertimeout.wechat.MerchantDirectory;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;

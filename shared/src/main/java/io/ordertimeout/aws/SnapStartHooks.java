@@ -2,7 +2,6 @@ package io.ordertimeout.aws;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import io.ordertimeout.OrderTimeout;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -36,12 +35,12 @@ public final class SnapStartHooks implements Resource {
     this.redis = redis;
   }
 
-  /** Registers the hooks of {@code app} with the JVM's global CRaC context; returns {@code app}. */
-  public static OrderTimeout register(OrderTimeout app) {
-    SnapStartHooks hooks = new SnapStartHooks(app.dataSource(), app.redis().sync());
+  /** Registers hooks for this pool and Redis connection with the JVM's global CRaC context. */
+  public static void register(
+      HikariDataSource dataSource, RedisClusterCommands<String, String> redis) {
+    SnapStartHooks hooks = new SnapStartHooks(dataSource, redis);
     REGISTERED.add(hooks);
     Core.getGlobalContext().register(hooks);
-    return app;
   }
 
   @Override

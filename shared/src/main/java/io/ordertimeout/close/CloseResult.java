@@ -1,5 +1,6 @@
 package io.ordertimeout.close;
 
+import io.ordertimeout.domain.ClosedOrder;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -70,7 +71,4 @@ public record CloseResult(
     out.addAll(b);
     return out;
   }
-
-  /** An order closed by this call; lag is closed_at - expire_at by the database clock. */
-  public record ClosedOrder(String orderId, long lagMillis) {}
 }

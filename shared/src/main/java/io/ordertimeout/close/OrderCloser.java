@@ -2,17 +2,18 @@ package io.ordertimeout.close;
 
 import io.ordertimeout.close.WeChatCloseStep.Checked;
 import io.ordertimeout.close.WeChatCloseStep.Prepaid;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.ClosedOrder;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.metrics.Metrics;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.order.OrderStore;
-import io.ordertimeout.pay.PaidTrade;
-import io.ordertimeout.pay.PaymentService;
-import io.ordertimeout.payment.PaymentTransientException;
+import io.ordertimeout.mysql.OrderStore;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.payment.PaidTrade;
+import io.ordertimeout.payment.PaymentService;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.OrderEvents;
+import io.ordertimeout.wechat.PaymentTransientException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -256,7 +257,7 @@ public final class OrderCloser {
     Map<String, List<OrderItem>> items = OrderStore.items(c, eligible);
     releaseLedger(c, items);
     unlockCoupons(c, found.couponOwners);
-    List<CloseResult.ClosedOrder> lags = lags(c, eligible);
+    List<ClosedOrder> lags = lags(c, eligible);
     // Stock last, right before the commit: a hot SKU's row lock is then held for one statement
     // and the commit, not for the coupon and lag statements too (bench S2, one SKU, 4 closers).
     releaseStock(c, items, eligible);
@@ -434,9 +435,8 @@ public final class OrderCloser {
     }
   }
 
-  private static List<CloseResult.ClosedOrder> lags(Connection c, List<String> orderIds)
-      throws SQLException {
-    List<CloseResult.ClosedOrder> closed = new ArrayList<>(orderIds.size());
+  private static List<ClosedOrder> lags(Connection c, List<String> orderIds) throws SQLException {
+    List<ClosedOrder> closed = new ArrayList<>(orderIds.size());
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT order_id,"
@@ -446,8 +446,7 @@ public final class OrderCloser {
       OrderStore.bind(ps, 1, orderIds);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          closed.add(
-              new CloseResult.ClosedOrder(rs.getString("order_id"), rs.getLong("lag_us") / 1_000));
+          closed.add(new ClosedOrder(rs.getString("order_id"), rs.getLong("lag_us") / 1_000));
         }
       }
     }

@@ -1,12 +1,12 @@
 package io.ordertimeout.close;
 
 import io.ordertimeout.metrics.Metrics;
-import io.ordertimeout.payment.CloseResult;
-import io.ordertimeout.payment.PaymentGateway;
-import io.ordertimeout.payment.PaymentRejectedException;
-import io.ordertimeout.payment.PaymentTransientException;
-import io.ordertimeout.payment.TradeState;
-import io.ordertimeout.payment.TradeStatus;
+import io.ordertimeout.wechat.PaymentGateway;
+import io.ordertimeout.wechat.PaymentRejectedException;
+import io.ordertimeout.wechat.PaymentTransientException;
+import io.ordertimeout.wechat.TradeState;
+import io.ordertimeout.wechat.TradeStatus;
+import io.ordertimeout.wechat.WeChatCloseOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -132,8 +132,8 @@ public final class WeChatCloseStep {
   }
 
   private Checked closeAtWeChat(Prepaid order, TradeStatus trade) {
-    CloseResult closed = gateway.close(order.tenantId(), order.orderId());
-    if (closed != CloseResult.ALREADY_PAID) {
+    WeChatCloseOutcome closed = gateway.close(order.tenantId(), order.orderId());
+    if (closed != WeChatCloseOutcome.ALREADY_PAID) {
       return checked(order, Verdict.CLOSABLE, trade);
     }
     // Paid between our query and our close: the re-query carries the transaction id.

@@ -1,7 +1,7 @@
 package io.ordertimeout.compensation;
 
-import io.ordertimeout.api.Json;
 import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.util.Json;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;

@@ -1,8 +1,8 @@
 package io.ordertimeout.compensation;
 
-import io.ordertimeout.api.Json;
 import io.ordertimeout.compensation.CompensationReport.Finding;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.util.Json;
 import java.sql.PreparedStatement;
 import java.util.Map;
 

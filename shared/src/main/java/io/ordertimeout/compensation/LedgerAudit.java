@@ -2,10 +2,10 @@ package io.ordertimeout.compensation;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.api.Json;
 import io.ordertimeout.compensation.CompensationReport.Finding;
-import io.ordertimeout.db.DbTime;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.mysql.DbTime;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.util.Json;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;

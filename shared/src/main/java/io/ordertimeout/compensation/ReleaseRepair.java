@@ -1,7 +1,7 @@
 package io.ordertimeout.compensation;
 
 import io.ordertimeout.compensation.LedgerAudit.Missing;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.mysql.Tx;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package io.ordertimeout.compensation;
 
-import io.ordertimeout.db.DbTime;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.mysql.DbTime;
+import io.ordertimeout.mysql.Tx;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

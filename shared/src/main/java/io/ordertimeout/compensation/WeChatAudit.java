@@ -1,16 +1,16 @@
 package io.ordertimeout.compensation;
 
 import io.ordertimeout.compensation.Compensator.Unpaid;
-import io.ordertimeout.db.DbTime;
-import io.ordertimeout.db.Tx;
-import io.ordertimeout.pay.PaidTrade;
-import io.ordertimeout.pay.PaymentMismatchException;
-import io.ordertimeout.pay.PaymentOutcome;
-import io.ordertimeout.pay.PaymentService;
-import io.ordertimeout.payment.PaymentGateway;
-import io.ordertimeout.payment.PaymentRejectedException;
-import io.ordertimeout.payment.PaymentTransientException;
-import io.ordertimeout.payment.TradeStatus;
+import io.ordertimeout.mysql.DbTime;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.payment.PaidTrade;
+import io.ordertimeout.payment.PaymentMismatchException;
+import io.ordertimeout.payment.PaymentOutcome;
+import io.ordertimeout.payment.PaymentService;
+import io.ordertimeout.wechat.PaymentGateway;
+import io.ordertimeout.wechat.PaymentRejectedException;
+import io.ordertimeout.wechat.PaymentTransientException;
+import io.ordertimeout.wechat.TradeStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,6 +1,5 @@
 package io.ordertimeout.config;
 
-import io.ordertimeout.stream.StreamSettings;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;

@@ -1,6 +1,6 @@
 package io.ordertimeout.config;
 
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.mysql.Tx;
 import java.time.Duration;
 
 /**

@@ -2,9 +2,9 @@ package io.ordertimeout.stream;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import io.ordertimeout.api.Json;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.LuaScript;
+import io.ordertimeout.util.Json;
 import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;

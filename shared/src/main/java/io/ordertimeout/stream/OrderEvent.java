@@ -2,7 +2,7 @@ package io.ordertimeout.stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.ordertimeout.api.Json;
+import io.ordertimeout.util.Json;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

@@ -1,9 +1,9 @@
 package io.ordertimeout.stream;
 
-import io.ordertimeout.close.CloseResult.ClosedOrder;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.ClosedOrder;
+import io.ordertimeout.domain.Order;
 import io.ordertimeout.metrics.Metrics;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.Order;
 import java.util.Collection;
 import java.util.List;
 import java.util.function.LongSupplier;

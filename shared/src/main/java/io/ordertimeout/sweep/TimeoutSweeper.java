@@ -2,9 +2,9 @@ package io.ordertimeout.sweep;
 
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
-import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.metrics.Metrics;
-import io.ordertimeout.order.CloseReason;
+import io.ordertimeout.mysql.DataAccessException;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;

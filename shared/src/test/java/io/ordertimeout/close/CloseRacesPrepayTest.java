@@ -4,21 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.db.Tx;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.pay.PrepayService;
-import io.ordertimeout.payment.CloseResult;
-import io.ordertimeout.payment.MiniProgramPayment;
-import io.ordertimeout.payment.PaymentGateway;
-import io.ordertimeout.payment.PaymentNotification;
-import io.ordertimeout.payment.PrepayCommand;
-import io.ordertimeout.payment.RefundResult;
-import io.ordertimeout.payment.TradeStatus;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.payment.PrepayService;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.wechat.MiniProgramPayment;
+import io.ordertimeout.wechat.PaymentGateway;
+import io.ordertimeout.wechat.PaymentNotification;
+import io.ordertimeout.wechat.PrepayCommand;
+import io.ordertimeout.wechat.RefundResult;
+import io.ordertimeout.wechat.TradeStatus;
+import io.ordertimeout.wechat.WeChatCloseOutcome;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -139,7 +139,7 @@ class CloseRacesPrepayTest {
         .as("close calls: the first found no trade, the second closed the new one")
         .isEqualTo(2);
     assertThat(result.closed())
-        .extracting(io.ordertimeout.close.CloseResult.ClosedOrder::orderId)
+        .extracting(io.ordertimeout.domain.ClosedOrder::orderId)
         .containsExactly(orderId);
     assertThatThrownBy(() -> wechat.pay(orderId))
         .as("the payer cannot pay a closed order")
@@ -188,8 +188,8 @@ class CloseRacesPrepayTest {
     }
 
     @Override
-    public CloseResult close(String tenantId, String outTradeNo) {
-      CloseResult answer = real.close(tenantId, outTradeNo);
+    public WeChatCloseOutcome close(String tenantId, String outTradeNo) {
+      WeChatCloseOutcome answer = real.close(tenantId, outTradeNo);
       if (closedOnce.compareAndSet(false, true)) {
         try {
           afterFirstClose.call();

@@ -2,8 +2,9 @@ package io.ordertimeout.close;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.ClosedOrder;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,9 +47,7 @@ class OrderCloserTest {
     CloseResult first = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
     CloseResult second = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
 
-    assertThat(first.closed())
-        .extracting(CloseResult.ClosedOrder::orderId)
-        .containsExactly("order-001");
+    assertThat(first.closed()).extracting(ClosedOrder::orderId).containsExactly("order-001");
     assertThat(first.closed().get(0).lagMillis()).isGreaterThanOrEqualTo(0);
     assertThat(second.closed()).isEmpty();
     assertThat(second.alreadyFinal()).containsExactly("order-001");

@@ -2,13 +2,14 @@ package io.ordertimeout.close;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.ClosedOrder;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.pay.NotificationService;
+import io.ordertimeout.payment.NotificationService;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -81,9 +82,7 @@ class OrderCloserWeChatTest {
 
     CloseResult result = close("plain-0001");
 
-    assertThat(result.closed())
-        .extracting(CloseResult.ClosedOrder::orderId)
-        .containsExactly("plain-0001");
+    assertThat(result.closed()).extracting(ClosedOrder::orderId).containsExactly("plain-0001");
     assertThat(wechat.callCount(Endpoint.QUERY)).isEqualTo(queries);
     assertThat(wechat.callCount(Endpoint.CLOSE)).isEqualTo(closes);
   }
@@ -94,9 +93,7 @@ class OrderCloserWeChatTest {
 
     CloseResult result = close("pp-closed-01");
 
-    assertThat(result.closed())
-        .extracting(CloseResult.ClosedOrder::orderId)
-        .containsExactly("pp-closed-01");
+    assertThat(result.closed()).extracting(ClosedOrder::orderId).containsExactly("pp-closed-01");
     assertThat(wechat.trade("pp-closed-01").orElseThrow().state())
         .isEqualTo(io.ordertimeout.embedded.wechat.TradeState.CLOSED);
     assertThat(status("pp-closed-01")).isEqualTo("CLOSED|");
@@ -160,9 +157,7 @@ class OrderCloserWeChatTest {
     assertThat(second.failed()).containsExactly("pp-500-0001");
     assertThat(afterFailures).isEqualTo("UNPAID|");
     assertThat(timerKept).isTrue();
-    assertThat(third.closed())
-        .extracting(CloseResult.ClosedOrder::orderId)
-        .containsExactly("pp-500-0001");
+    assertThat(third.closed()).extracting(ClosedOrder::orderId).containsExactly("pp-500-0001");
     assertThat(stack.app().metrics().counter("close_wechat_failures")).isEqualTo(2);
   }
 
@@ -226,7 +221,7 @@ class OrderCloserWeChatTest {
           .gateway()
           .prepay(
               "default",
-              new io.ordertimeout.payment.PrepayCommand(
+              new io.ordertimeout.wechat.PrepayCommand(
                   id, "bulk", 100, OPEN_ID, java.time.Instant.now().plus(Duration.ofMinutes(10))));
     }
     stack.update(

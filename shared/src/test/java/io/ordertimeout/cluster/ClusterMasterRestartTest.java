@@ -2,8 +2,8 @@ package io.ordertimeout.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
-import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;

@@ -3,9 +3,9 @@ package io.ordertimeout.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.close.CloseResult;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.compensation.CompensationReport.Finding;
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.Map;

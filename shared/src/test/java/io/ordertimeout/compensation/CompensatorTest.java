@@ -3,10 +3,10 @@ package io.ordertimeout.compensation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.compensation.CompensationReport.Finding;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.stream.ConsumerStats;
-import io.ordertimeout.stream.StreamConsumer;
+import io.ordertimeout.consume.ConsumerStats;
+import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;

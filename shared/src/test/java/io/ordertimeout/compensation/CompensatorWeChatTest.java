@@ -2,8 +2,8 @@ package io.ordertimeout.compensation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -74,7 +74,7 @@ class CompensatorWeChatTest {
     stack
         .app()
         .closer()
-        .close(java.util.List.of("pac-000001"), io.ordertimeout.order.CloseReason.USER_CANCEL);
+        .close(java.util.List.of("pac-000001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
     stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE order_id = 'pac-000001'");
 
     CompensationReport report = stack.app().newCompensator(CompensationSettings.defaults()).run();
@@ -99,7 +99,7 @@ class CompensatorWeChatTest {
     stack
         .app()
         .closer()
-        .close(java.util.List.of("refund-001"), io.ordertimeout.order.CloseReason.USER_CANCEL);
+        .close(java.util.List.of("refund-001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
     // recorded while WeChat was unreachable: the refund never reached it
     stack.update(
         "INSERT INTO paid_after_close (order_id, tenant_id, transaction_id, amount_fen, detected_by,"

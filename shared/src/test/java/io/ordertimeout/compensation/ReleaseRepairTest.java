@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.compensation.CompensationReport.Finding;
 import io.ordertimeout.compensation.LedgerAudit.Missing;
-import io.ordertimeout.db.Tx;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.testing.TestStack;
 import java.time.Instant;
 import java.util.List;

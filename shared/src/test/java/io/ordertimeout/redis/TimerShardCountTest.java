@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;

@@ -2,9 +2,9 @@ package io.ordertimeout.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.ordertimeout.db.DbTime;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.testing.TestStack;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -3,16 +3,16 @@ package io.ordertimeout.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.api.ApiError;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.close.WeChatCloseStep;
-import io.ordertimeout.db.Tx;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.order.PlaceOrderCommand;
-import io.ordertimeout.order.PlaceOrderService;
-import io.ordertimeout.pay.PaidTrade;
-import io.ordertimeout.pay.PaymentService;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.payment.PaidTrade;
+import io.ordertimeout.payment.PaymentService;
+import io.ordertimeout.place.PlaceOrderService;
 import io.ordertimeout.testing.TestStack;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -192,8 +192,8 @@ class LockOrderTest {
         places.place(cmd);
         bump("placed");
         return true;
-      } catch (ApiError e) {
-        if ("COUPON_NOT_AVAILABLE".equals(e.code())) {
+      } catch (OrderRejected e) {
+        if (e.code() == OrderRejected.Code.COUPON_NOT_AVAILABLE) {
           return false;
         }
         throw e;

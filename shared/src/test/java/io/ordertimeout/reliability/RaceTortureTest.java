@@ -2,11 +2,11 @@ package io.ordertimeout.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.InvariantChecker;
-import io.ordertimeout.order.CloseReason;
-import io.ordertimeout.order.OrderItem;
-import io.ordertimeout.pay.PaidTrade;
-import io.ordertimeout.pay.PaymentOutcome;
+import io.ordertimeout.payment.PaidTrade;
+import io.ordertimeout.payment.PaymentOutcome;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -160,8 +160,8 @@ class RaceTortureTest {
               while (!Thread.currentThread().isInterrupted()) {
                 try {
                   op.run();
-                } catch (io.ordertimeout.api.ApiError expected) {
-                  // 409: a cancel of a PAID order
+                } catch (io.ordertimeout.domain.OrderRejected expected) {
+                  // ORDER_PAID (409): a cancel of a PAID order
                 } catch (RuntimeException e) {
                   if (Thread.currentThread().isInterrupted()) {
                     return;

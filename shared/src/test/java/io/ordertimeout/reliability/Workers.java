@@ -1,7 +1,7 @@
 package io.ordertimeout.reliability;
 
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.stream.StreamConsumer;
+import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import java.util.ArrayList;
 import java.util.List;

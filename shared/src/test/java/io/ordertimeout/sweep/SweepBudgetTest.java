@@ -2,8 +2,8 @@ package io.ordertimeout.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.order.OrderItem;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.ordertimeout.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.List;

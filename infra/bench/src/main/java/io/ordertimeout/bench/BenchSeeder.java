@@ -1,6 +1,6 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.db.DbTime;
+import io.ordertimeout.mysql.DbTime;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

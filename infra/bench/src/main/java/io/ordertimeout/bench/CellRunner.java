@@ -2,9 +2,9 @@ package io.ordertimeout.bench;
 
 import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
-import io.ordertimeout.db.DbTime;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.mysql.DbTime;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

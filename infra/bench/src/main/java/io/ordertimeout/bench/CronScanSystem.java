@@ -1,7 +1,7 @@
 package io.ordertimeout.bench;
 
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.order.CloseReason;
+import io.ordertimeout.domain.CloseReason;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

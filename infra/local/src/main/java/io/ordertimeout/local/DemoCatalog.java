@@ -1,6 +1,6 @@
 package io.ordertimeout.local;
 
-import io.ordertimeout.db.DataAccessException;
+import io.ordertimeout.mysql.DataAccessException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;

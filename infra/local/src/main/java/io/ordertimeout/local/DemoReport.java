@@ -1,11 +1,11 @@
 package io.ordertimeout.local;
 
-import io.ordertimeout.db.DataAccessException;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.local.DemoScenario.ClientView;
 import io.ordertimeout.local.DemoScenario.Order;
 import io.ordertimeout.local.DemoScenario.Plan;
+import io.ordertimeout.mysql.DataAccessException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -1,7 +1,7 @@
 package io.ordertimeout.local;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import io.ordertimeout.api.Json;
+import io.ordertimeout.util.Json;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

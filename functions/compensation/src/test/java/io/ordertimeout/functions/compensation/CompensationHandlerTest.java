@@ -3,10 +3,10 @@ package io.ordertimeout.functions.compensation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.api.Json;
-import io.ordertimeout.order.OrderItem;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.util.Json;
 import java.io.File;
 import java.time.Duration;
 import java.util.List;

@@ -4,19 +4,20 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.api.ApiError;
-import io.ordertimeout.api.HttpBodies;
-import io.ordertimeout.api.Json;
-import io.ordertimeout.api.OrderViews;
-import io.ordertimeout.api.PlaceOrderRequests;
-import io.ordertimeout.api.PrepayRequests;
 import io.ordertimeout.aws.HttpApiHandler;
 import io.ordertimeout.aws.Invocation;
-import io.ordertimeout.db.DataAccessException;
-import io.ordertimeout.order.CancelOrderService;
-import io.ordertimeout.order.Order;
-import io.ordertimeout.order.PlaceOrderService.Placed;
-import io.ordertimeout.payment.MiniProgramPayment;
+import io.ordertimeout.cancel.CancelOrderService;
+import io.ordertimeout.domain.Order;
+import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.http.ApiError;
+import io.ordertimeout.http.HttpBodies;
+import io.ordertimeout.http.OrderViews;
+import io.ordertimeout.http.PlaceOrderRequests;
+import io.ordertimeout.http.PrepayRequests;
+import io.ordertimeout.mysql.DataAccessException;
+import io.ordertimeout.place.PlaceOrderService.Placed;
+import io.ordertimeout.util.Json;
+import io.ordertimeout.wechat.MiniProgramPayment;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -56,6 +57,9 @@ public final class OrderApiHandler extends HttpApiHandler {
       return route(event);
     } catch (ApiError e) {
       return respond(e.status(), Json.error(e.code(), e.getMessage()));
+    } catch (OrderRejected e) {
+      ApiError api = ApiError.from(e);
+      return respond(api.status(), Json.error(api.code(), api.getMessage()));
     } catch (DataAccessException e) {
       log.error(
           "order API {} {} failed on the database (request {}): {}",

@@ -6,9 +6,9 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.api.Json;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.util.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -152,7 +152,7 @@ class OrderApiHandlerTest {
     stack
         .app()
         .closer()
-        .close(List.of("closed-0001"), io.ordertimeout.order.CloseReason.USER_CANCEL);
+        .close(List.of("closed-0001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
 
     APIGatewayV2HTTPResponse closed = cancel("closed-0001");
     APIGatewayV2HTTPResponse unknown = cancel("nobody-0001");

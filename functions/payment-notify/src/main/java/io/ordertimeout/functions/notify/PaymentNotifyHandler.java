@@ -4,17 +4,17 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.api.ApiError;
-import io.ordertimeout.api.HttpBodies;
-import io.ordertimeout.api.Json;
 import io.ordertimeout.aws.HttpApiHandler;
-import io.ordertimeout.db.DataAccessException;
-import io.ordertimeout.pay.NotificationService;
-import io.ordertimeout.pay.PaymentMismatchException;
-import io.ordertimeout.pay.ReplayedNotificationException;
-import io.ordertimeout.payment.EnvironmentMerchantDirectory;
-import io.ordertimeout.payment.InvalidNotificationException;
-import io.ordertimeout.payment.PaymentTransientException;
+import io.ordertimeout.http.ApiError;
+import io.ordertimeout.http.HttpBodies;
+import io.ordertimeout.mysql.DataAccessException;
+import io.ordertimeout.payment.NotificationService;
+import io.ordertimeout.payment.PaymentMismatchException;
+import io.ordertimeout.payment.ReplayedNotificationException;
+import io.ordertimeout.util.Json;
+import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
+import io.ordertimeout.wechat.InvalidNotificationException;
+import io.ordertimeout.wechat.PaymentTransientException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -81,12 +81,12 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   private static void requireRoute(APIGatewayV2HTTPEvent event) {
     String path = event.getRawPath() == null ? "" : event.getRawPath().replaceAll("/+$", "");
     if (!path.endsWith("/wechatpay/notify")) {
-      throw new io.ordertimeout.api.ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
+      throw new io.ordertimeout.http.ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
     }
     var http = event.getRequestContext() == null ? null : event.getRequestContext().getHttp();
     String method = http == null || http.getMethod() == null ? "POST" : http.getMethod();
     if (!"POST".equals(method)) {
-      throw new io.ordertimeout.api.ApiError(405, "METHOD_NOT_ALLOWED", "use POST, not " + method);
+      throw new io.ordertimeout.http.ApiError(405, "METHOD_NOT_ALLOWED", "use POST, not " + method);
     }
   }
 

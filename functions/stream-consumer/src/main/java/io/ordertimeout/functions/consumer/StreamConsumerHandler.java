@@ -2,10 +2,10 @@ package io.ordertimeout.functions.consumer;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.api.Json;
 import io.ordertimeout.aws.ScheduledHandler;
-import io.ordertimeout.stream.ConsumerStats;
-import io.ordertimeout.stream.StreamConsumer;
+import io.ordertimeout.consume.ConsumerStats;
+import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.util.Json;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

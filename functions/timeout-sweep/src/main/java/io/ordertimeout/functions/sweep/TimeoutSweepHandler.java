@@ -2,10 +2,10 @@ package io.ordertimeout.functions.sweep;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import io.ordertimeout.OrderTimeout;
-import io.ordertimeout.api.Json;
 import io.ordertimeout.aws.ScheduledHandler;
-import io.ordertimeout.metrics.TimerBacklog;
+import io.ordertimeout.redis.TimerBacklog;
 import io.ordertimeout.sweep.SweepStats;
+import io.ordertimeout.util.Json;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,4 +1,0 @@
-package io.ordertimeout.order;
-
-/** One line of an order: how many units of a SKU it reserves. */
-public record OrderItem(String skuId, int quantity) {}

@@ -1,0 +1,99 @@
+package io.ordertimeout.payment;
+
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.wechat.PaymentGateway;
+import io.ordertimeout.wechat.PaymentNotification;
+import io.ordertimeout.wechat.TradeState;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The payment-notify use case: verify, refuse replays, apply. Each method either returns (the
+ * webhook answers 204) or throws, so success is only ever reported after the commit.
+ *
+ * <p><b>Replay rule and its order.</b> WeChat re-signs every retry with a fresh timestamp and
+ * nonce, so a genuine retry never reuses a nonce; a reused nonce means the very same request came
+ * again. That can be an attacker replaying a captured request, or the same delivery arriving twice
+ * (a retried HTTP hop, a Lambda retry). We check "already applied" before the nonce: for a payment
+ * already applied by this very transaction id, answering success again changes nothing and is what
+ * WeChat needs to stop retrying, so those get 204 whatever their nonce. For everything else a
+ * reused nonce is refused (409) before any write. The nonce is claimed only after the signature and
+ * freshness checks passed (so garbage cannot fill Redis) and forgotten again when applying fails,
+ * so an identical redelivery after a database outage is judged afresh instead of refused.
+ */
+public final class NotificationService {
+  private static final Logger log = LoggerFactory.getLogger(NotificationService.class);
+
+  private final PaymentGateway gateway;
+  private final PaymentService payments;
+  private final NonceGuard nonces;
+  private final Metrics metrics;
+
+  public NotificationService(
+      PaymentGateway gateway, PaymentService payments, NonceGuard nonces, Metrics metrics) {
+    this.gateway = gateway;
+    this.payments = payments;
+    this.nonces = nonces;
+    this.metrics = metrics;
+  }
+
+  /** What the webhook did with one notification. */
+  public enum Result {
+    /** Applied now: PAID, or a paid-after-close case recorded and refunded. */
+    APPLIED,
+    /** The payment was applied before; nothing changed. */
+    ALREADY_APPLIED,
+    /** Not a payment success (another event type or trade state): acknowledged, nothing done. */
+    IGNORED
+  }
+
+  /**
+   * @throws io.ordertimeout.wechat.InvalidNotificationException bad signature, stale, malformed
+   * @throws ReplayedNotificationException a nonce already used by an earlier request
+   * @throws PaymentMismatchException unknown order, amount or tenant mismatch
+   */
+  public Result handle(String tenantId, Map<String, String> headers, String body) {
+    PaymentNotification n = gateway.parseNotification(tenantId, headers, body);
+    if (!"TRANSACTION.SUCCESS".equals(n.eventType()) || n.tradeState() != TradeState.SUCCESS) {
+      metrics.count("payment_notifications_ignored", 1);
+      log.info("ignoring {} {} for order {}", n.eventType(), n.tradeState(), n.outTradeNo());
+      return Result.IGNORED;
+    }
+    PaidTrade trade =
+        new PaidTrade(
+            tenantId,
+            n.outTradeNo(),
+            n.transactionId(),
+            n.amountTotalFen(),
+            n.successTime(),
+            PaidTrade.Source.NOTIFY);
+    if (payments.alreadySettled(trade)) {
+      metrics.count("payment_duplicates", 1);
+      return Result.ALREADY_APPLIED;
+    }
+    if (!nonces.firstUse(n.nonce())) {
+      metrics.count("payment_notifications_replayed", 1);
+      throw new ReplayedNotificationException(n.outTradeNo(), n.nonce());
+    }
+    return apply(trade, n.nonce());
+  }
+
+  private Result apply(PaidTrade trade, String nonce) {
+    try {
+      PaymentOutcome outcome = payments.apply(trade);
+      return outcome == PaymentOutcome.ALREADY_PAID ? Result.ALREADY_APPLIED : Result.APPLIED;
+    } catch (RuntimeException e) {
+      forgetQuietly(nonce, e);
+      throw e;
+    }
+  }
+
+  private void forgetQuietly(String nonce, RuntimeException cause) {
+    try {
+      nonces.forget(nonce);
+    } catch (RuntimeException redisDown) {
+      cause.addSuppressed(redisDown); // the key expires within 10 minutes anyway
+    }
+  }
+}

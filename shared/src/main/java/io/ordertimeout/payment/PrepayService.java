@@ -1,0 +1,211 @@
+package io.ordertimeout.payment;
+
+import io.ordertimeout.domain.Order;
+import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.mysql.OrderStore;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.wechat.MiniProgramPayment;
+import io.ordertimeout.wechat.PaymentGateway;
+import io.ordertimeout.wechat.PaymentRejectedException;
+import io.ordertimeout.wechat.PaymentTransientException;
+import io.ordertimeout.wechat.PrepayCommand;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * JSAPI prepay for an UNPAID order before its deadline.
+ *
+ * <p>Three steps, none holding a row lock across the WeChat call: (1) lock the order's row and, if
+ * it is UNPAID and {@code expire_at > NOW(3)}, mark it prepaid (prepaid_at); the closer locks the
+ * same row, so either it sees the mark and asks WeChat before closing, or it closed the order first
+ * and the mark is refused. (2) Prepay at WeChat with time_expire = the order's deadline, so WeChat
+ * itself refuses payment once the order is due. (3) Store the prepay_id, again conditional on
+ * UNPAID. A repeated prepay sends the same parameters, WeChat answers the same prepay_id, and the
+ * SDK signs fresh payment parameters for it.
+ *
+ * <p>Payment parameters leave this class only after step 3 committed, and the closer closes a
+ * prepaid order only while its prepay_id is the one it asked WeChat about (OrderCloser). So a trade
+ * created while a cancel or a timeout close was under way, after the closer found no trade at
+ * WeChat, is either stored here first (the closer then closes it at WeChat before closing the
+ * order) or refused here (the order is CLOSED; the trade is closed and no payer ever got it). That
+ * holds for timeouts too, where WeChat judges time_expire by its own clock, which may run behind
+ * the database's.
+ */
+public final class PrepayService {
+  private static final Logger log = LoggerFactory.getLogger(PrepayService.class);
+
+  /**
+   * WeChat answers these when the trade cannot be (re)prepaid; the order is not payable as asked.
+   */
+  private static final Set<String> CONFLICT_CODES =
+      Set.of("ORDERPAID", "ORDER_PAID", "ORDER_CLOSED", "ORDERCLOSED", "OUT_TRADE_NO_USED");
+
+  private final Tx tx;
+  private final PaymentGateway gateway;
+  private final Metrics metrics;
+
+  /**
+   * @param gateway null when payments are not configured: every prepay answers 503
+   */
+  public PrepayService(Tx tx, PaymentGateway gateway, Metrics metrics) {
+    this.tx = tx;
+    this.gateway = gateway;
+    this.metrics = metrics;
+  }
+
+  /**
+   * @param description null names the order ("Order <id>")
+   * @throws OrderRejected NOT_FOUND, ORDER_NOT_UNPAID, ORDER_EXPIRED; PAYMENTS_DISABLED and
+   *     WECHAT_*
+   */
+  public MiniProgramPayment prepay(String orderId, String openId, String description) {
+    if (gateway == null) {
+      throw new OrderRejected(
+          OrderRejected.Code.PAYMENTS_DISABLED, "WeChat Pay is not configured here");
+    }
+    Order order =
+        tx.inTransaction("mark order " + orderId + " prepaid", c -> markPrepaid(c, orderId));
+    PrepayCommand command =
+        new PrepayCommand(
+            orderId,
+            description == null ? "Order " + orderId : description,
+            order.amountFen(),
+            openId,
+            order.expireAt());
+    MiniProgramPayment payment = callWeChat(order, command);
+    storePrepayId(order, payment.prepayId());
+    metrics.count("orders_prepaid", 1);
+    return payment;
+  }
+
+  /**
+   * Decides on the locked row, never on the UPDATE's count: a repeated prepay leaves prepaid_at as
+   * it was, and the count of an UPDATE that changes nothing is 1 or 0 depending on Connector/J's
+   * useAffectedRows, which an operator's JDBC URL may set.
+   */
+  private static Order markPrepaid(Connection c, String orderId) throws SQLException {
+    boolean payable =
+        lockedRowSays(
+            c,
+            "SELECT status = 'UNPAID' AND expire_at > NOW(3) FROM orders"
+                + " WHERE order_id = ? FOR UPDATE",
+            orderId);
+    if (payable) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3)) WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        ps.executeUpdate();
+      }
+    }
+    Order order =
+        OrderStore.find(c, orderId)
+            .orElseThrow(
+                () ->
+                    new OrderRejected(
+                        OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist"));
+    if (payable) {
+      return order;
+    }
+    if (order.status() != OrderStatus.UNPAID) {
+      throw new OrderRejected(
+          OrderRejected.Code.ORDER_NOT_UNPAID, "order " + orderId + " is " + order.status());
+    }
+    throw new OrderRejected(
+        OrderRejected.Code.ORDER_EXPIRED,
+        "order " + orderId + " passed its deadline " + order.expireAt());
+  }
+
+  /**
+   * Runs {@code sql}, a SELECT ... FOR UPDATE of one order's row and one boolean column, with
+   * {@code params} bound in order; false when there is no such order.
+   */
+  private static boolean lockedRowSays(Connection c, String sql, String... params)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < params.length; i++) {
+        ps.setString(i + 1, params[i]);
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() && rs.getBoolean(1);
+      }
+    }
+  }
+
+  private MiniProgramPayment callWeChat(Order order, PrepayCommand command) {
+    try {
+      return gateway.prepay(order.tenantId(), command);
+    } catch (PaymentTransientException e) {
+      metrics.count("prepay_wechat_failures", 1);
+      throw new OrderRejected(
+          OrderRejected.Code.WECHAT_UNAVAILABLE, "WeChat Pay did not answer; retry: " + e.code());
+    } catch (PaymentRejectedException e) {
+      if (CONFLICT_CODES.contains(e.code())) {
+        throw new OrderRejected(
+            OrderRejected.Code.PREPAY_REFUSED,
+            "WeChat Pay refused order " + order.orderId() + ": " + e.code());
+      }
+      metrics.count("prepay_wechat_rejected", 1);
+      log.error("prepay of order {} rejected by WeChat Pay: {}", order.orderId(), e.getMessage());
+      throw new OrderRejected(
+          OrderRejected.Code.WECHAT_REJECTED, "WeChat Pay rejected the prepay: " + e.code());
+    }
+  }
+
+  private void storePrepayId(Order order, String prepayId) {
+    // A repeated prepay stores the prepay_id already there: decided on the locked row, as above.
+    boolean stored =
+        tx.inTransaction(
+            "store prepay_id of order " + order.orderId(),
+            c -> {
+              boolean storable =
+                  lockedRowSays(
+                      c,
+                      "SELECT status = 'UNPAID' AND (prepay_id IS NULL OR prepay_id = ?)"
+                          + " FROM orders WHERE order_id = ? FOR UPDATE",
+                      prepayId,
+                      order.orderId());
+              if (storable) {
+                try (PreparedStatement ps =
+                    c.prepareStatement("UPDATE orders SET prepay_id = ? WHERE order_id = ?")) {
+                  ps.setString(1, prepayId);
+                  ps.setString(2, order.orderId());
+                  ps.executeUpdate();
+                }
+              }
+              return storable;
+            });
+    if (!stored) {
+      Order now =
+          tx.read("reload order " + order.orderId(), c -> OrderStore.find(c, order.orderId()))
+              .orElseThrow();
+      if (now.status() == OrderStatus.CLOSED) {
+        closeQuietly(order);
+      }
+      throw new OrderRejected(
+          OrderRejected.Code.ORDER_NOT_UNPAID,
+          "order " + order.orderId() + " became " + now.status() + " meanwhile");
+    }
+  }
+
+  /**
+   * The order closed while WeChat created the trade (a cancel, which needs no deadline): close the
+   * trade too, so the payer cannot pay it. Best effort: if this fails, time_expire still ends it
+   * and a payment meanwhile becomes a paid-after-close refund.
+   */
+  private void closeQuietly(Order order) {
+    try {
+      gateway.close(order.tenantId(), order.orderId());
+    } catch (RuntimeException e) {
+      log.warn(
+          "could not close the WeChat trade of closed order {}: {}", order.orderId(), e.toString());
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package io.ordertimeout.wechat;
+
+import java.util.Map;
+
+/**
+ * The payment port the close path, the prepay route and the notification handler use. Each call
+ * names the tenant whose merchant account it acts for.
+ *
+ * <p>Definite answers come back as results. An answer that only says "not now" (HTTP 5xx,
+ * SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING on close, timeouts, I/O errors, an unverifiable
+ * response) is a {@link PaymentTransientException}: the caller leaves the order as it is and tries
+ * again later. A request WeChat refuses for good (PARAM_ERROR, OUT_TRADE_NO_USED, SIGN_ERROR, ...)
+ * is a {@link PaymentRejectedException}.
+ */
+public interface PaymentGateway {
+
+  /** JSAPI prepay; answers the parameters the mini-program passes to wx.requestPayment. */
+  MiniProgramPayment prepay(String tenantId, PrepayCommand command);
+
+  /**
+   * Queries the trade by out_trade_no; a trade WeChat never saw is {@link TradeState#NOT_FOUND}.
+   */
+  TradeStatus query(String tenantId, String outTradeNo);
+
+  /** Closes an unpaid trade; ALREADY_PAID means the caller must take the paid path instead. */
+  WeChatCloseOutcome close(String tenantId, String outTradeNo);
+
+  /**
+   * Refunds {@code amountFen} of a paid trade; repeating an outRefundNo is idempotent on WeChat.
+   */
+  RefundResult refund(
+      String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason);
+
+  RefundResult queryRefund(String tenantId, String outRefundNo);
+
+  /**
+   * Verifies and decrypts a payment notification. Header names may be in any case (API Gateway
+   * lower- cases them). Replay protection is the caller's: it must remember {@link
+   * PaymentNotification#nonce()} for at least the 5-minute freshness window this method enforces.
+   *
+   * @throws InvalidNotificationException on a bad signature, stale timestamp, malformed body,
+   *     failed decryption or a transaction of another merchant
+   */
+  PaymentNotification parseNotification(String tenantId, Map<String, String> headers, String body);
+}

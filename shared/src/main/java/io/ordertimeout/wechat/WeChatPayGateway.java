@@ -1,0 +1,293 @@
+package io.ordertimeout.wechat;
+
+import com.wechat.pay.java.core.exception.ServiceException;
+import com.wechat.pay.java.core.exception.WechatPayException;
+import com.wechat.pay.java.service.payments.jsapi.model.Amount;
+import com.wechat.pay.java.service.payments.jsapi.model.CloseOrderRequest;
+import com.wechat.pay.java.service.payments.jsapi.model.Payer;
+import com.wechat.pay.java.service.payments.jsapi.model.PrepayRequest;
+import com.wechat.pay.java.service.payments.jsapi.model.PrepayWithRequestPaymentResponse;
+import com.wechat.pay.java.service.payments.jsapi.model.QueryOrderByOutTradeNoRequest;
+import com.wechat.pay.java.service.payments.model.Transaction;
+import com.wechat.pay.java.service.refund.model.AmountReq;
+import com.wechat.pay.java.service.refund.model.CreateRequest;
+import com.wechat.pay.java.service.refund.model.QueryByOutRefundNoRequest;
+import com.wechat.pay.java.service.refund.model.Refund;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import okhttp3.ConnectionPool;
+import okhttp3.OkHttpClient;
+
+/**
+ * {@link PaymentGateway} on wechatpay-java in public key mode. Build one per execution environment
+ * (in a handler's static init): tenants' SDK clients are created on first use and cached, and all
+ * share one OkHttp connection pool.
+ */
+public final class WeChatPayGateway implements PaymentGateway {
+
+  /** WeChat writes and expects RFC 3339 in Beijing time. */
+  private static final ZoneOffset BEIJING = ZoneOffset.ofHours(8);
+
+  /**
+   * WeChat closes idle keep-alive connections after 8 s; dropping ours at 7 s avoids a dead reuse.
+   */
+  private static final int KEEP_ALIVE_SECONDS = 7;
+
+  private final MerchantDirectory directory;
+  private final GatewaySettings settings;
+  private final OkHttpClient okHttp;
+  private final NotificationReader notifications;
+  private final ConcurrentMap<String, TenantClients> tenants = new ConcurrentHashMap<>();
+
+  public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
+    this(directory, clock, GatewaySettings.production());
+  }
+
+  /**
+   * @param settings with a base URL override, every request goes there (the simulator)
+   */
+  public WeChatPayGateway(MerchantDirectory directory, Clock clock, GatewaySettings settings) {
+    this.directory = Objects.requireNonNull(directory, "directory");
+    this.settings = Objects.requireNonNull(settings, "settings");
+    this.notifications = new NotificationReader(Objects.requireNonNull(clock, "clock"));
+    this.okHttp = okHttp(settings);
+  }
+
+  private static OkHttpClient okHttp(GatewaySettings settings) {
+    OkHttpClient.Builder builder =
+        new OkHttpClient.Builder()
+            .connectionPool(new ConnectionPool(5, KEEP_ALIVE_SECONDS, TimeUnit.SECONDS))
+            .addInterceptor(new WeChatHeaderInterceptor());
+    if (settings.baseUrlOverride() != null) {
+      builder.addInterceptor(new BaseUrlInterceptor(settings.baseUrlOverride()));
+    }
+    return builder.build();
+  }
+
+  @Override
+  public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
+    TenantClients tenant = clients(tenantId);
+    PrepayRequest request = prepayRequest(tenant.credentials(), command);
+    PrepayWithRequestPaymentResponse r =
+        call(
+            tenantId,
+            "prepay",
+            command.outTradeNo(),
+            () -> tenant.jsapi().prepayWithRequestPayment(request));
+    return new MiniProgramPayment(
+        r.getAppId(),
+        r.getTimeStamp(),
+        r.getNonceStr(),
+        r.getPackageVal(),
+        r.getSignType(),
+        r.getPaySign());
+  }
+
+  private static PrepayRequest prepayRequest(MerchantCredentials merchant, PrepayCommand command) {
+    PrepayRequest request = new PrepayRequest();
+    request.setAppid(merchant.appid());
+    request.setMchid(merchant.mchid());
+    request.setDescription(command.description());
+    request.setOutTradeNo(command.outTradeNo());
+    request.setNotifyUrl(merchant.notifyUrl());
+    request.setTimeExpire(rfc3339(command.timeExpire()));
+    Amount amount = new Amount();
+    amount.setTotal(Math.toIntExact(command.amountFen()));
+    amount.setCurrency("CNY");
+    request.setAmount(amount);
+    Payer payer = new Payer();
+    payer.setOpenid(command.payerOpenId());
+    request.setPayer(payer);
+    return request;
+  }
+
+  @Override
+  public TradeStatus query(String tenantId, String outTradeNo) {
+    TenantClients tenant = clients(tenantId);
+    QueryOrderByOutTradeNoRequest request = new QueryOrderByOutTradeNoRequest();
+    request.setOutTradeNo(outTradeNo);
+    request.setMchid(tenant.credentials().mchid());
+    return call(
+        tenantId,
+        "query",
+        outTradeNo,
+        () -> {
+          try {
+            return toStatus(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
+          } catch (ServiceException e) {
+            if (WeChatErrors.isNotFound(e)) {
+              return TradeStatus.notFound(outTradeNo);
+            }
+            throw e;
+          }
+        });
+  }
+
+  private static TradeStatus toStatus(String outTradeNo, Transaction t) {
+    if (t == null || t.getTradeState() == null) {
+      throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
+    }
+    Long amount =
+        t.getAmount() == null || t.getAmount().getTotal() == null
+            ? null
+            : t.getAmount().getTotal().longValue();
+    return new TradeStatus(
+        outTradeNo,
+        tradeState(t.getTradeState()),
+        t.getTransactionId(),
+        amount,
+        instant(t.getSuccessTime()));
+  }
+
+  @Override
+  public WeChatCloseOutcome close(String tenantId, String outTradeNo) {
+    TenantClients tenant = clients(tenantId);
+    CloseOrderRequest request = new CloseOrderRequest();
+    request.setOutTradeNo(outTradeNo);
+    request.setMchid(tenant.credentials().mchid());
+    return call(
+        tenantId,
+        "close",
+        outTradeNo,
+        () -> {
+          try {
+            tenant.jsapi().closeOrder(request);
+            return WeChatCloseOutcome.CLOSED;
+          } catch (ServiceException e) {
+            return definiteCloseAnswer(e);
+          }
+        });
+  }
+
+  private static WeChatCloseOutcome definiteCloseAnswer(ServiceException e) {
+    if (WeChatErrors.isPaid(e)) {
+      return WeChatCloseOutcome.ALREADY_PAID;
+    }
+    if (WeChatErrors.isNotFound(e)) {
+      return WeChatCloseOutcome.NOT_FOUND;
+    }
+    if (WeChatErrors.isClosed(e)) {
+      return WeChatCloseOutcome.CLOSED;
+    }
+    throw e; // USERPAYING, SYSTEM_ERROR, ... : translated by call()
+  }
+
+  @Override
+  public RefundResult refund(
+      String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
+    TenantClients tenant = clients(tenantId);
+    CreateRequest request = new CreateRequest();
+    request.setOutTradeNo(outTradeNo);
+    request.setOutRefundNo(outRefundNo);
+    request.setReason(reason);
+    AmountReq amount = new AmountReq();
+    amount.setRefund(amountFen);
+    amount.setTotal(amountFen);
+    amount.setCurrency("CNY");
+    request.setAmount(amount);
+    return call(
+        tenantId,
+        "refund",
+        outRefundNo,
+        () -> toRefund(tenant.refunds().create(withTotal(tenantId, request))));
+  }
+
+  /** WeChat wants the order total next to the refund amount; the query tells us the total. */
+  private CreateRequest withTotal(String tenantId, CreateRequest request) {
+    TradeStatus trade = query(tenantId, request.getOutTradeNo());
+    if (trade.amountFen() != null) {
+      request.getAmount().setTotal(trade.amountFen());
+    }
+    return request;
+  }
+
+  @Override
+  public RefundResult queryRefund(String tenantId, String outRefundNo) {
+    TenantClients tenant = clients(tenantId);
+    QueryByOutRefundNoRequest request = new QueryByOutRefundNoRequest();
+    request.setOutRefundNo(outRefundNo);
+    return call(
+        tenantId,
+        "queryRefund",
+        outRefundNo,
+        () -> {
+          try {
+            return toRefund(tenant.refunds().queryByOutRefundNo(request));
+          } catch (ServiceException e) {
+            if (WeChatErrors.isNotFound(e)) {
+              return RefundResult.notFound(outRefundNo);
+            }
+            throw e;
+          }
+        });
+  }
+
+  private static RefundResult toRefund(Refund r) {
+    RefundStatus status =
+        r.getStatus() == null
+            ? RefundStatus.PROCESSING
+            : RefundStatus.valueOf(r.getStatus().name());
+    Long refunded = r.getAmount() == null ? null : r.getAmount().getRefund();
+    return new RefundResult(
+        r.getOutRefundNo(), r.getOutTradeNo(), r.getRefundId(), status, refunded);
+  }
+
+  @Override
+  public PaymentNotification parseNotification(
+      String tenantId, Map<String, String> headers, String body) {
+    return notifications.read(tenantId, clients(tenantId), headers, body);
+  }
+
+  private TenantClients clients(String tenantId) {
+    return tenants.computeIfAbsent(
+        tenantId, id -> TenantClients.build(directory.forTenant(id), okHttp, settings));
+  }
+
+  /**
+   * Runs one SDK call; anything but a definite answer leaves as Transient- or RejectedException.
+   */
+  private static <T> T call(
+      String tenantId, String operation, String reference, Supplier<T> action) {
+    try {
+      return action.get();
+    } catch (PaymentTransientException | PaymentRejectedException e) {
+      throw e;
+    } catch (WechatPayException | IllegalArgumentException | IllegalStateException e) {
+      throw WeChatErrors.translate(e, tenantId, operation, reference);
+    } catch (RuntimeException e) {
+      if (e.getClass().getName().startsWith("com.google.gson.")) {
+        // ServiceException's constructor parses the error body with Gson; a proxy's HTML 502 breaks
+        // it
+        throw WeChatErrors.translate(e, tenantId, operation, reference);
+      }
+      throw e;
+    }
+  }
+
+  static TradeState tradeState(Transaction.TradeStateEnum state) {
+    // ACCEPT ("received, awaiting debit") is not paid and not closable yet: the same handling as
+    // USERPAYING
+    return state == Transaction.TradeStateEnum.ACCEPT
+        ? TradeState.USERPAYING
+        : TradeState.valueOf(state.name());
+  }
+
+  static Instant instant(String rfc3339) {
+    return rfc3339 == null || rfc3339.isEmpty() ? null : OffsetDateTime.parse(rfc3339).toInstant();
+  }
+
+  private static String rfc3339(Instant instant) {
+    return OffsetDateTime.ofInstant(instant.truncatedTo(ChronoUnit.SECONDS), BEIJING)
+        .format(DateTimeFormatter.ISO_OFFSET_DATE_TIME);
+  }
+}

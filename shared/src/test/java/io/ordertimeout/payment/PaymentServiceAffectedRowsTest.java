@@ -1,0 +1,15 @@
+package io.ordertimeout.payment;
+
+import io.ordertimeout.testing.TestStack;
+
+/**
+ * Every PaymentServiceTest case with {@code useAffectedRows=true} in the JDBC URL (issue 13, defect
+ * 6): an operator's URL option must not change what the row-count checks decide (a paid-after-close
+ * case is recorded once).
+ */
+class PaymentServiceAffectedRowsTest extends PaymentServiceTest {
+  @Override
+  TestStack newStack() {
+    return TestStack.withWeChatAndUrlOptions("pay-svc-ar", wechat, "useAffectedRows=true");
+  }
+}

@@ -1,0 +1,15 @@
+package io.ordertimeout.payment;
+
+import io.ordertimeout.testing.TestStack;
+
+/**
+ * Every PrepayServiceTest case with {@code useAffectedRows=true} in the JDBC URL (issue 13, defect
+ * 6): an operator's URL option must not change what the row-count checks decide (a repeated prepay
+ * of the same order answers the same prepay_id).
+ */
+class PrepayServiceAffectedRowsTest extends PrepayServiceTest {
+  @Override
+  TestStack newStack() {
+    return TestStack.withWeChatAndUrlOptions("prepay-svc-ar", wechat, "useAffectedRows=true");
+  }
+}

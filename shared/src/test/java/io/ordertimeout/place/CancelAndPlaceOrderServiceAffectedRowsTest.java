@@ -1,0 +1,14 @@
+package io.ordertimeout.place;
+
+import io.ordertimeout.testing.TestStack;
+
+/**
+ * Every CancelAndPlaceOrderServiceTest case with {@code useAffectedRows=true} in the JDBC URL
+ * (issue 13, defect 6): an operator's URL option must not change what the row-count checks decide.
+ */
+class CancelAndPlaceOrderServiceAffectedRowsTest extends CancelAndPlaceOrderServiceTest {
+  @Override
+  TestStack newStack() {
+    return TestStack.withUrlOptions("place-cancel-ar", "useAffectedRows=true", null);
+  }
+}
