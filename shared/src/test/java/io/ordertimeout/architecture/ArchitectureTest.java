@@ -44,7 +44,7 @@ class ArchitectureTest {
     layeredArchitecture()
         .consideringOnlyDependenciesInLayers()
         .layer("Wiring")
-        .definedBy("io.ordertimeout")
+        .definedBy("io.ordertimeout.wiring..")
         .layer("Entry")
         .definedBy(
             "io.ordertimeout.http..",

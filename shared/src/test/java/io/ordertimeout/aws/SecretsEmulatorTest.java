@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.wechat.MerchantCredentials;
+import io.ordertimeout.wiring.Components;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
 import java.security.NoSuchAlgorithmException;
@@ -80,7 +80,7 @@ class SecretsEmulatorTest {
       assertThat(config.mysqlUser()).isEqualTo(user);
       assertThat(config.mysqlPassword()).isEqualTo(password);
       assertThat(config.toString()).doesNotContain(password);
-      try (OrderTimeout app = new OrderTimeout(config);
+      try (Components app = new Components(config);
           Connection c = app.dataSource().getConnection();
           ResultSet rs =
               c.createStatement()

@@ -3,7 +3,6 @@ package io.ordertimeout.close;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
@@ -19,6 +18,7 @@ import io.ordertimeout.wechat.PrepayCommand;
 import io.ordertimeout.wechat.RefundResult;
 import io.ordertimeout.wechat.TradeStatus;
 import io.ordertimeout.wechat.WeChatCloseOutcome;
+import io.ordertimeout.wiring.Components;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -94,7 +94,7 @@ class CloseRacesPrepayTest {
 
   private void raceAndCheck(String orderId, CloseReason reason) throws Exception {
     stack.place(orderId, "u1", 600, "cp-1", new OrderItem("sku-a", 2));
-    OrderTimeout app = stack.app();
+    Components app = stack.app();
     Interleaving gateway = new Interleaving(app.gateway());
     PrepayService prepays = new PrepayService(new Tx(app.dataSource()), gateway, app.metrics());
     OrderCloser closer =

@@ -3,10 +3,10 @@ package io.ordertimeout.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.wiring.Components;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -35,7 +35,7 @@ class TimerShardCountTest {
     var redis = stack.app().redis().sync();
 
     // Act + Assert: restarted with 8 shards, init fails naming both counts and the way out
-    assertThatThrownBy(() -> new OrderTimeout(stack.app().config().withTimerShards(8)))
+    assertThatThrownBy(() -> new Components(stack.app().config().withTimerShards(8)))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("OTC_TIMER_SHARDS is 8")
         .hasMessageContaining("written to 4 shards")
@@ -44,7 +44,7 @@ class TimerShardCountTest {
     assertThat(redis.get(prefix + ":timer-shards")).isEqualTo("4");
 
     // a restart with the recorded count is accepted, and its sweep closes each order once
-    try (OrderTimeout restarted = new OrderTimeout(stack.app().config())) {
+    try (Components restarted = new Components(stack.app().config())) {
       long until = System.currentTimeMillis() + 3_000;
       SweepStats stats = restarted.newSweeper().run(() -> until - System.currentTimeMillis());
 

@@ -2,7 +2,6 @@ package io.ordertimeout.reliability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.close.WeChatCloseStep;
 import io.ordertimeout.domain.CloseReason;
@@ -14,6 +13,7 @@ import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.payment.PaymentService;
 import io.ordertimeout.place.PlaceOrderService;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.wiring.Components;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -98,7 +98,7 @@ class LockOrderTest {
 
     Run(TestStack stack) {
       this.stack = stack;
-      OrderTimeout app = stack.app();
+      Components app = stack.app();
       Tx tx = new Tx(conflicts.wrap(app.dataSource()));
       places = new PlaceOrderService(tx, app.timers(), app.metrics(), app.events());
       payments = new PaymentService(tx, app.timers(), app.metrics(), null, app.events());

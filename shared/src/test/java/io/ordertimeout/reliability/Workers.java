@@ -1,8 +1,8 @@
 package io.ordertimeout.reliability;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,7 +20,7 @@ final class Workers implements AutoCloseable {
   private final long invocationMillis;
   private volatile boolean stopping;
 
-  Workers(OrderTimeout app, int sweeps, int streamConsumers, long invocationMillis) {
+  Workers(Components app, int sweeps, int streamConsumers, long invocationMillis) {
     this.invocationMillis = invocationMillis;
     for (int i = 0; i < sweeps; i++) {
       start("sweep-" + i, () -> sweepOnce(app));
@@ -53,7 +53,7 @@ final class Workers implements AutoCloseable {
     t.start();
   }
 
-  private void sweepOnce(OrderTimeout app) {
+  private void sweepOnce(Components app) {
     TimeoutSweeper sweeper = app.newSweeper();
     register(sweepers, sweeper);
     long end = System.currentTimeMillis() + invocationMillis;
@@ -64,7 +64,7 @@ final class Workers implements AutoCloseable {
     }
   }
 
-  private void consumeOnce(OrderTimeout app) {
+  private void consumeOnce(Components app) {
     long end = System.currentTimeMillis() + invocationMillis;
     try (StreamConsumer consumer = app.newStreamConsumer()) {
       register(consumers, consumer);

@@ -1,6 +1,5 @@
 package io.ordertimeout.testing;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
@@ -15,6 +14,7 @@ import io.ordertimeout.wechat.MerchantCredentials;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.StaticMerchantDirectory;
 import io.ordertimeout.wechat.WeChatPayGateway;
+import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -38,9 +38,9 @@ import java.util.function.UnaryOperator;
 public final class TestStack implements AutoCloseable {
   private final EmbeddedServers servers;
   private final String schema;
-  private final OrderTimeout app;
+  private final Components app;
 
-  private TestStack(EmbeddedServers servers, String schema, OrderTimeout app) {
+  private TestStack(EmbeddedServers servers, String schema, Components app) {
     this.servers = servers;
     this.schema = schema;
     this.app = app;
@@ -55,7 +55,7 @@ public final class TestStack implements AutoCloseable {
     EmbeddedServers servers = EmbeddedServers.get();
     String schema = servers.createSchema(hint);
     OtcConfig config = tweak.apply(testConfig(servers, schema, servers.newKeyPrefix(hint)));
-    return new TestStack(servers, schema, new OrderTimeout(config, time));
+    return new TestStack(servers, schema, new Components(config, time));
   }
 
   /**
@@ -68,7 +68,7 @@ public final class TestStack implements AutoCloseable {
     String schema = servers.createSchema(hint);
     OtcConfig config = testConfig(servers, schema, servers.newKeyPrefix(hint));
     return new TestStack(
-        servers, schema, new OrderTimeout(config, null, gatewayFor(wechat, readTimeout)));
+        servers, schema, new Components(config, null, gatewayFor(wechat, readTimeout)));
   }
 
   public static TestStack withWeChat(String hint, WeChatPaySimulator wechat) {
@@ -87,7 +87,7 @@ public final class TestStack implements AutoCloseable {
     Map<String, String> env = testEnvironment(servers, schema, servers.newKeyPrefix(hint));
     env.putAll(overrides);
     return new TestStack(
-        servers, schema, new OrderTimeout(OtcConfig.fromEnvironment(env), null, gateway));
+        servers, schema, new Components(OtcConfig.fromEnvironment(env), null, gateway));
   }
 
   /**
@@ -107,7 +107,7 @@ public final class TestStack implements AutoCloseable {
     String url = env.get("OTC_MYSQL_URL");
     env.put("OTC_MYSQL_URL", url + (url.contains("?") ? "&" : "?") + urlOptions);
     return new TestStack(
-        servers, schema, new OrderTimeout(OtcConfig.fromEnvironment(env), null, gateway));
+        servers, schema, new Components(OtcConfig.fromEnvironment(env), null, gateway));
   }
 
   /** The schema name of this stack, e.g. to find its connections in the process list. */
@@ -171,11 +171,11 @@ public final class TestStack implements AutoCloseable {
    * shifted by {@code skewMillis}. Closing it closes its clients only.
    */
   public static TestStack sharing(TestStack other, long skewMillis) {
-    OrderTimeout base = other.app;
+    Components base = other.app;
     TimeSource skewed =
         new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()).skewed(skewMillis);
     return new TestStack(
-        other.servers, other.schema, new OrderTimeout(base.config(), skewed, base.gateway()));
+        other.servers, other.schema, new Components(base.config(), skewed, base.gateway()));
   }
 
   /** Defaults for tests: a bigger pool, 4 shards, quick polls and no invocation margin. */
@@ -199,7 +199,7 @@ public final class TestStack implements AutoCloseable {
     return env;
   }
 
-  public OrderTimeout app() {
+  public Components app() {
     return app;
   }
 

@@ -3,8 +3,8 @@ package io.ordertimeout.wechat;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.wiring.Components;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
@@ -43,7 +43,7 @@ class EnvironmentMerchantDirectoryTest {
 
   @Test
   void theConfiguredMerchantPrepaysAtTheConfiguredEndpoint() {
-    PaymentGateway gateway = OrderTimeout.gatewayFromEnvironment(env());
+    PaymentGateway gateway = Components.gatewayFromEnvironment(env());
 
     MiniProgramPayment payment =
         gateway.prepay(
@@ -67,7 +67,7 @@ class EnvironmentMerchantDirectoryTest {
 
     assertThat(EnvironmentMerchantDirectory.fromEnvironment(env)).isEmpty();
     assertThat(EnvironmentMerchantDirectory.fromEnvironment(Map.of())).isEmpty();
-    assertThat(OrderTimeout.gatewayFromEnvironment(Map.of())).isNull();
+    assertThat(Components.gatewayFromEnvironment(Map.of())).isNull();
   }
 
   @Test

@@ -1,10 +1,10 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.mysql.DbTime;
+import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -36,7 +36,7 @@ final class CellRunner {
   CellResult run(Scenario scenario, List<Scenario.Order> orders, String systemName)
       throws Exception {
     String schema = servers.createSchema("bench_" + scenario.name() + "_" + systemName);
-    try (OrderTimeout app = new OrderTimeout(config(schema))) {
+    try (Components app = new Components(config(schema))) {
       BenchSeeder.seed(app.dataSource(), orders);
       try (ClosingSystem system = newSystem(systemName, app)) {
         return measure(scenario, orders, app, system);
@@ -61,7 +61,7 @@ final class CellRunner {
     return OtcConfig.fromEnvironment(env);
   }
 
-  private ClosingSystem newSystem(String name, OrderTimeout app) {
+  private ClosingSystem newSystem(String name, Components app) {
     return switch (name) {
       case "otc" -> new OtcSystem(app, settings.parallelism());
       case "redisson" ->
@@ -77,7 +77,7 @@ final class CellRunner {
   }
 
   private CellResult measure(
-      Scenario scenario, List<Scenario.Order> orders, OrderTimeout app, ClosingSystem system)
+      Scenario scenario, List<Scenario.Order> orders, Components app, ClosingSystem system)
       throws Exception {
     DataSource ds = app.dataSource();
     long redisBefore = usedMemory(app);
@@ -261,7 +261,7 @@ final class CellRunner {
         : "FAILED: " + violations.size() + " (" + violations.get(0) + ")";
   }
 
-  private static long usedMemory(OrderTimeout app) {
+  private static long usedMemory(Components app) {
     String info = app.redis().sync().info("memory");
     for (String line : info.split("\r?\n")) {
       if (line.startsWith("used_memory:")) {

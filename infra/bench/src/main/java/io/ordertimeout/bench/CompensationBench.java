@@ -1,12 +1,12 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
@@ -33,7 +33,7 @@ public final class CompensationBench {
     int orders = intArg(args, "--orders", 100_000);
     EmbeddedServers servers = EmbeddedServers.get();
     String schema = servers.createSchema("bench-comp");
-    try (OrderTimeout app = new OrderTimeout(config(servers, schema))) {
+    try (Components app = new Components(config(servers, schema))) {
       long seeded = System.nanoTime();
       seed(app, orders);
       System.out.printf(
@@ -63,7 +63,7 @@ public final class CompensationBench {
     return OtcConfig.fromEnvironment(env);
   }
 
-  private static void seed(OrderTimeout app, int orders) throws SQLException {
+  private static void seed(Components app, int orders) throws SQLException {
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement("INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)")) {
@@ -87,7 +87,7 @@ public final class CompensationBench {
     }
   }
 
-  private static void deleteTimers(OrderTimeout app) {
+  private static void deleteTimers(Components app) {
     var redis = app.redis().sync();
     for (int shard = 0; shard < app.timers().shards(); shard++) {
       redis.del(app.timers().timersKey(shard));

@@ -1,7 +1,7 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,14 +19,14 @@ import java.util.Map;
 final class CronScanSystem implements ClosingSystem {
   static final int BATCH = 500;
 
-  private final OrderTimeout app;
+  private final Components app;
   private final long periodMillis;
   private final String name;
   private Thread thread;
   private volatile boolean stopped;
   private final Object sleeper = new Object();
 
-  CronScanSystem(OrderTimeout app, String name, long periodMillis) {
+  CronScanSystem(Components app, String name, long periodMillis) {
     this.app = app;
     this.name = name;
     this.periodMillis = periodMillis;

@@ -1,22 +1,22 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.wiring.Components;
 import java.util.List;
 import java.util.Map;
 
 /** This system: the timer index in Redis and one TimeoutSweeper, as the sweep function runs it. */
 final class OtcSystem implements ClosingSystem {
-  private final OrderTimeout app;
+  private final Components app;
   private final int parallelism;
   private TimeoutSweeper sweeper;
   private Thread thread;
   private volatile SweepStats stats;
 
-  /** {@code parallelism} 0: the sweeper as OrderTimeout wires it; else that many closer threads. */
-  OtcSystem(OrderTimeout app, int parallelism) {
+  /** {@code parallelism} 0: the sweeper as Components wires it; else that many closer threads. */
+  OtcSystem(Components app, int parallelism) {
     this.app = app;
     this.parallelism = parallelism;
   }

@@ -1,7 +1,7 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -24,14 +24,14 @@ import org.redisson.config.Config;
 final class RedissonSystem implements ClosingSystem {
   private static final int OFFERS_IN_FLIGHT = 1_000;
 
-  private final OrderTimeout app;
+  private final Components app;
   private final RedissonClient redisson;
   private final RBlockingQueue<String> due;
   private final RDelayedQueue<String> delayed;
   private Thread worker;
   private volatile boolean stopped;
 
-  RedissonSystem(OrderTimeout app, String redisUri, String queueName) {
+  RedissonSystem(Components app, String redisUri, String queueName) {
     this.app = app;
     Config config = new Config();
     config.setCodec(StringCodec.INSTANCE);

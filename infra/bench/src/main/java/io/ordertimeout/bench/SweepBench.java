@@ -1,12 +1,12 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.wiring.Components;
 import java.lang.management.ManagementFactory;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -34,7 +34,7 @@ public final class SweepBench {
     int batch = intArg(args, "--batch", 500);
     EmbeddedServers servers = EmbeddedServers.get();
     String schema = servers.createSchema("bench-sweep");
-    try (OrderTimeout app = new OrderTimeout(config(servers, schema, batch))) {
+    try (Components app = new Components(config(servers, schema, batch))) {
       seed(app, orders);
       long cpuBefore = processCpuNanos();
       long started = System.nanoTime();
@@ -62,7 +62,7 @@ public final class SweepBench {
     return OtcConfig.fromEnvironment(env);
   }
 
-  private static void seed(OrderTimeout app, int orders) throws SQLException {
+  private static void seed(Components app, int orders) throws SQLException {
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement("INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)")) {
@@ -83,7 +83,7 @@ public final class SweepBench {
         .scheduleAll(BulkSeeder.seedUnpaid(app.dataSource(), lines, Duration.ofSeconds(-1)));
   }
 
-  private static SweepStats sweepUntilDrained(OrderTimeout app, int orders) throws Exception {
+  private static SweepStats sweepUntilDrained(Components app, int orders) throws Exception {
     TimeoutSweeper sweeper = app.newSweeper();
     long until = System.currentTimeMillis() + 600_000;
     CompletableFuture<SweepStats> run =
@@ -95,7 +95,7 @@ public final class SweepBench {
     return run.get();
   }
 
-  private static long unpaid(OrderTimeout app) throws SQLException {
+  private static long unpaid(Components app) throws SQLException {
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'");
@@ -106,7 +106,7 @@ public final class SweepBench {
   }
 
   private static void report(
-      OrderTimeout app, int orders, int batch, SweepStats stats, long wallMs, long cpuMs) {
+      Components app, int orders, int batch, SweepStats stats, long wallMs, long cpuMs) {
     var lag = app.metrics().histograms().get("close_lag_ms");
     System.out.printf(
         "sweep bench: %d due orders, batch %d: closed %d in %d ms (%.0f closes/s), %d passes,"

@@ -2,17 +2,26 @@ package io.ordertimeout.local;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.RequestHandler;
-import io.ordertimeout.OrderTimeout;
+import io.ordertimeout.compensation.CompensationJob;
+import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.consume.ConsumerJob;
+import io.ordertimeout.http.OrderApi;
+import io.ordertimeout.http.PaymentWebhook;
+import io.ordertimeout.sweep.SweepJob;
+import io.ordertimeout.wiring.Components;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
+import java.util.Arrays;
+import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * A function of template.yaml with its real handler instance, loaded by the template's Handler
- * string and built through its {@code (OrderTimeout)} constructor, so every handler shares the
- * local stack's clients instead of reading Lambda's environment.
+ * string and built through its constructor taking its narrow entry point (OrderApi, SweepJob...),
+ * so every handler shares the local stack's clients instead of reading Lambda's environment.
  */
 final class LocalFunction {
   private static final Logger log = LoggerFactory.getLogger(LocalFunction.class);
@@ -29,7 +38,7 @@ final class LocalFunction {
    * The function's handler, or empty (with a warning naming the function and class) when its class
    * is not on the classpath, e.g. a function whose module is not built in this branch.
    */
-  static Optional<LocalFunction> load(SamTemplate.Function function, OrderTimeout app) {
+  static Optional<LocalFunction> load(SamTemplate.Function function, Components app) {
     Class<?> type;
     try {
       type = Class.forName(function.handlerClass());
@@ -50,21 +59,26 @@ final class LocalFunction {
 
   @SuppressWarnings("unchecked")
   private static RequestHandler<Object, Object> instantiate(
-      SamTemplate.Function function, Class<?> type, OrderTimeout app) {
-    Constructor<?> constructor;
+      SamTemplate.Function function, Class<?> type, Components app) {
+    Map<Class<?>, Supplier<Object>> entryPoints = entryPoints(app);
+    Constructor<?> constructor =
+        Arrays.stream(type.getConstructors())
+            .filter(c -> c.getParameterCount() == 1)
+            .filter(c -> entryPoints.containsKey(c.getParameterTypes()[0]))
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        function.logicalId()
+                            + ": "
+                            + type.getName()
+                            + " has no public constructor taking one of "
+                            + entryPoints.keySet()
+                            + "; the local runner needs one to share its clients (the"
+                            + " no-argument one reads Lambda's environment)"));
     try {
-      constructor = type.getConstructor(OrderTimeout.class);
-    } catch (NoSuchMethodException e) {
-      throw new IllegalStateException(
-          function.logicalId()
-              + ": "
-              + type.getName()
-              + " has no public (OrderTimeout) constructor; the local runner needs one to share its"
-              + " clients (the no-argument one reads Lambda's environment)",
-          e);
-    }
-    try {
-      return (RequestHandler<Object, Object>) constructor.newInstance(app);
+      return (RequestHandler<Object, Object>)
+          constructor.newInstance(entryPoints.get(constructor.getParameterTypes()[0]).get());
     } catch (InvocationTargetException e) {
       throw new IllegalStateException(
           function.logicalId() + ": " + type.getName() + " failed to start", e.getCause());
@@ -72,6 +86,19 @@ final class LocalFunction {
       throw new IllegalStateException(
           function.logicalId() + ": could not instantiate " + type.getName(), e);
     }
+  }
+
+  /**
+   * The narrow entry points a handler may take, built from the shared wiring on demand; the local
+   * compensation pass runs with the default settings, as a test does.
+   */
+  private static Map<Class<?>, Supplier<Object>> entryPoints(Components app) {
+    return Map.of(
+        OrderApi.class, app::orderApi,
+        PaymentWebhook.class, app::paymentWebhook,
+        SweepJob.class, app::sweepJob,
+        ConsumerJob.class, app::consumerJob,
+        CompensationJob.class, () -> app.compensationJob(CompensationSettings.defaults()));
   }
 
   SamTemplate.Function template() {

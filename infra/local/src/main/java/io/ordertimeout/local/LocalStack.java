@@ -1,6 +1,5 @@
 package io.ordertimeout.local;
 
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
@@ -10,6 +9,7 @@ import io.ordertimeout.wechat.MerchantCredentials;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.StaticMerchantDirectory;
 import io.ordertimeout.wechat.WeChatPayGateway;
+import io.ordertimeout.wiring.Components;
 import java.io.PrintStream;
 import java.net.URI;
 import java.nio.file.Path;
@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The whole system on one machine: Redis and MariaDB from infra/embedded (or the external servers
- * the OTC_* variables name), the WeChat Pay simulator, one {@link OrderTimeout} shared by every
+ * the OTC_* variables name), the WeChat Pay simulator, one {@link Components} shared by every
  * handler, every HTTP route and every schedule of template.yaml.
  */
 public final class LocalStack implements AutoCloseable {
@@ -59,7 +59,7 @@ public final class LocalStack implements AutoCloseable {
   private final String schema;
   private final OtcConfig config;
   private final WeChatPaySimulator simulator;
-  private final OrderTimeout app;
+  private final Components app;
   private final SamTemplate template;
   private final List<LocalFunction> functions = new ArrayList<>();
   private final List<String> skipped = new ArrayList<>();
@@ -72,7 +72,7 @@ public final class LocalStack implements AutoCloseable {
     this.schema = servers.createSchema("local");
     this.config = OtcConfig.fromEnvironment(localEnvironment(environment));
     this.simulator = WeChatPaySimulator.start();
-    this.app = new OrderTimeout(config, null, gatewayFor(simulator));
+    this.app = new Components(config, null, gatewayFor(simulator));
     DemoCatalog.seed(app.dataSource());
     RouteTable routes = loadFunctions();
     this.api =
@@ -148,7 +148,7 @@ public final class LocalStack implements AutoCloseable {
     return api.baseUrl();
   }
 
-  public OrderTimeout app() {
+  public Components app() {
     return app;
   }
 

@@ -1,10 +1,11 @@
 package io.ordertimeout.functions.compensation;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.aws.ScheduledHandler;
+import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.wiring.Components;
 import java.util.Map;
 
 /**
@@ -13,30 +14,27 @@ import java.util.Map;
  * pass's report as JSON; the same report is logged as one JSON line and published as metrics.
  */
 public final class CompensationHandler extends ScheduledHandler {
-  private final OrderTimeout app;
-  private final CompensationSettings settings;
+  private final CompensationJob job;
 
   public CompensationHandler() {
-    this(Init.APP, CompensationSettings.fromEnvironment(System.getenv()));
+    this(Init.JOB);
   }
 
-  public CompensationHandler(OrderTimeout app) {
-    this(app, CompensationSettings.defaults());
-  }
-
-  public CompensationHandler(OrderTimeout app, CompensationSettings settings) {
-    super(app.metrics());
-    this.app = app;
-    this.settings = settings;
+  /** For tests and the local runner: the pass and its settings come from the caller. */
+  public CompensationHandler(CompensationJob job) {
+    super(job.metrics());
+    this.job = job;
   }
 
   @Override
   protected String handle(Map<String, Object> event, Context context) {
-    CompensationReport report = app.newCompensator(settings).run();
+    CompensationReport report = job.run();
     return report.toJson();
   }
 
   private static final class Init {
-    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+    static final CompensationJob JOB =
+        Components.fromEnvironment()
+            .compensationJob(CompensationSettings.fromEnvironment(System.getenv()));
   }
 }

@@ -3,6 +3,7 @@ package io.ordertimeout.functions.compensation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
@@ -44,7 +45,7 @@ class CompensationHandlerTest {
         Json.MAPPER.readValue(new File("../../events/compensation-schedule.json"), Map.class);
 
     String answer =
-        new CompensationHandler(stack.app())
+        new CompensationHandler(stack.app().compensationJob(CompensationSettings.defaults()))
             .handleRequest(schedule, new LambdaTestContext("compensation", 60_000));
 
     JsonNode report = Json.MAPPER.readTree(answer);

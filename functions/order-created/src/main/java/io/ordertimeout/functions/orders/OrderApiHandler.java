@@ -3,7 +3,6 @@ package io.ordertimeout.functions.orders;
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.aws.HttpApiHandler;
 import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.cancel.CancelOrderService;
@@ -11,6 +10,7 @@ import io.ordertimeout.domain.Order;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.http.ApiError;
 import io.ordertimeout.http.HttpBodies;
+import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.OrderViews;
 import io.ordertimeout.http.PlaceOrderRequests;
 import io.ordertimeout.http.PrepayRequests;
@@ -18,6 +18,7 @@ import io.ordertimeout.mysql.DataAccessException;
 import io.ordertimeout.place.PlaceOrderService.Placed;
 import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.MiniProgramPayment;
+import io.ordertimeout.wiring.Components;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,17 +39,17 @@ import org.slf4j.LoggerFactory;
 public final class OrderApiHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(OrderApiHandler.class);
 
-  private final OrderTimeout app;
+  private final OrderApi api;
 
   /** Lambda's constructor: clients come from the environment once per execution environment. */
   public OrderApiHandler() {
-    this(Init.APP);
+    this(Init.API);
   }
 
   /** For tests and the local runner: the collaborators come from the caller. */
-  public OrderApiHandler(OrderTimeout app) {
-    super(app.metrics());
-    this.app = app;
+  public OrderApiHandler(OrderApi api) {
+    super(api.metrics());
+    this.api = api;
   }
 
   @Override
@@ -101,12 +102,12 @@ public final class OrderApiHandler extends HttpApiHandler {
     byte[] body = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
     PrepayRequests.PrepayRequest request = PrepayRequests.parse(body);
     MiniProgramPayment payment =
-        app.prepays().prepay(orderId, request.openId(), request.description());
+        api.prepays().prepay(orderId, request.openId(), request.description());
     return respond(200, Json.write(PrepayRequests.view(orderId, payment)));
   }
 
   private APIGatewayV2HTTPResponse cancel(String orderId) {
-    CancelOrderService.Outcome outcome = app.cancels().request(orderId);
+    CancelOrderService.Outcome outcome = api.cancels().request(orderId);
     var view = OrderViews.of(outcome.order());
     if (outcome.accepted()) {
       view.put("cancel", "REQUESTED");
@@ -116,13 +117,13 @@ public final class OrderApiHandler extends HttpApiHandler {
 
   private APIGatewayV2HTTPResponse place(APIGatewayV2HTTPEvent event) {
     byte[] body = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
-    Placed placed = app.placeOrders().place(app.placeOrderRequests().parse(body));
+    Placed placed = api.places().place(api.requests().parse(body));
     return respond(placed.created() ? 201 : 200, Json.write(OrderViews.of(placed.order())));
   }
 
   private APIGatewayV2HTTPResponse get(String orderId) {
     Order order =
-        app.orders()
+        api.orders()
             .find(orderId)
             .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
     return respond(200, Json.write(OrderViews.of(order)));
@@ -176,6 +177,6 @@ public final class OrderApiHandler extends HttpApiHandler {
    * Lambda init: one set of clients per execution environment, built when the class is first used.
    */
   private static final class Init {
-    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+    static final OrderApi API = Components.fromEnvironment().orderApi();
   }
 }

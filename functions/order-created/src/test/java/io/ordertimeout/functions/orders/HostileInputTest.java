@@ -46,7 +46,7 @@ class HostileInputTest {
     stack.seedSku("sku-tea-500g", 10);
     stack.seedCoupon("cp-1", "u1");
     stack.place("o-existing", "u1", 600, "cp-1", new OrderItem("sku-tea-500g", 2));
-    handler = new OrderApiHandler(stack.app());
+    handler = new OrderApiHandler(stack.app().orderApi());
   }
 
   @AfterAll

@@ -37,7 +37,7 @@ class OrderApiHandlerTest {
     stack.seedCoupon("cp-used", "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
     stack.update("UPDATE coupons SET status = 'USED' WHERE coupon_id = 'cp-used'");
     stack.seedCoupon("cp-other", "someone-else");
-    handler = new OrderApiHandler(stack.app());
+    handler = new OrderApiHandler(stack.app().orderApi());
   }
 
   @AfterEach

@@ -47,7 +47,7 @@ class PrepayRouteTest {
   void setUp() {
     stack = TestStack.withWeChat("prepay", wechat);
     stack.seedSku("sku-tea", 10);
-    handler = new OrderApiHandler(stack.app());
+    handler = new OrderApiHandler(stack.app().orderApi());
   }
 
   @AfterEach

@@ -3,10 +3,10 @@ package io.ordertimeout.functions.notify;
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.aws.HttpApiHandler;
 import io.ordertimeout.http.ApiError;
 import io.ordertimeout.http.HttpBodies;
+import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.mysql.DataAccessException;
 import io.ordertimeout.payment.NotificationService;
 import io.ordertimeout.payment.PaymentMismatchException;
@@ -15,6 +15,7 @@ import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
 import io.ordertimeout.wechat.InvalidNotificationException;
 import io.ordertimeout.wechat.PaymentTransientException;
+import io.ordertimeout.wiring.Components;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -37,22 +38,22 @@ import org.slf4j.LoggerFactory;
 public final class PaymentNotifyHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(PaymentNotifyHandler.class);
 
-  private final OrderTimeout app;
+  private final PaymentWebhook webhook;
   private final String tenantId;
 
   /** Lambda's constructor: clients come from the environment once per execution environment. */
   public PaymentNotifyHandler() {
-    this(Init.APP);
+    this(Init.WEBHOOK);
   }
 
   /** For tests and the local runner: the collaborators come from the caller. */
-  public PaymentNotifyHandler(OrderTimeout app) {
-    this(app, EnvironmentMerchantDirectory.DEFAULT_TENANT);
+  public PaymentNotifyHandler(PaymentWebhook webhook) {
+    this(webhook, EnvironmentMerchantDirectory.DEFAULT_TENANT);
   }
 
-  public PaymentNotifyHandler(OrderTimeout app, String tenantId) {
-    super(app.metrics());
-    this.app = app;
+  public PaymentNotifyHandler(PaymentWebhook webhook, String tenantId) {
+    super(webhook.metrics());
+    this.webhook = webhook;
     this.tenantId = tenantId;
   }
 
@@ -66,7 +67,7 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
               HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded()),
               StandardCharsets.UTF_8);
       Map<String, String> headers = event.getHeaders() == null ? Map.of() : event.getHeaders();
-      NotificationService.Result result = app.notifications().handle(tenantId, headers, body);
+      NotificationService.Result result = webhook.notifications().handle(tenantId, headers, body);
       log.info("payment notification {} (request {})", result, requestId);
       return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
     } catch (RuntimeException e) {
@@ -138,6 +139,6 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
    * Lambda init: one set of clients per execution environment, built when the class is first used.
    */
   private static final class Init {
-    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+    static final PaymentWebhook WEBHOOK = Components.fromEnvironment().paymentWebhook();
   }
 }

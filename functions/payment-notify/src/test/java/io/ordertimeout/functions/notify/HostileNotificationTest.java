@@ -55,7 +55,7 @@ class HostileNotificationTest {
   void setUp() {
     stack = TestStack.withWeChat("hostile-notify", wechat);
     stack.seedSku("sku-tea", 10);
-    handler = new PaymentNotifyHandler(stack.app());
+    handler = new PaymentNotifyHandler(stack.app().paymentWebhook());
   }
 
   @AfterEach

@@ -62,7 +62,7 @@ class PaymentNotifyHandlerTest {
     stack = TestStack.withWeChat("notify", wechat);
     stack.seedSku("sku-tea", 10);
     stack.seedCoupon("cp-1", "u1");
-    handler = new PaymentNotifyHandler(stack.app());
+    handler = new PaymentNotifyHandler(stack.app().paymentWebhook());
   }
 
   @AfterEach

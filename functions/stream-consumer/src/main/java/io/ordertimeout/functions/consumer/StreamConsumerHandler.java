@@ -1,11 +1,11 @@
 package io.ordertimeout.functions.consumer;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.aws.ScheduledHandler;
+import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerStats;
-import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.util.Json;
+import io.ordertimeout.wiring.Components;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,29 +18,26 @@ import org.slf4j.LoggerFactory;
 public final class StreamConsumerHandler extends ScheduledHandler {
   private static final Logger log = LoggerFactory.getLogger(StreamConsumerHandler.class);
 
-  private final OrderTimeout app;
+  private final ConsumerJob job;
 
   public StreamConsumerHandler() {
-    this(Init.APP);
+    this(Init.JOB);
   }
 
-  public StreamConsumerHandler(OrderTimeout app) {
-    super(app.metrics());
-    this.app = app;
+  public StreamConsumerHandler(ConsumerJob job) {
+    super(job.metrics());
+    this.job = job;
   }
 
   @Override
   protected String handle(Map<String, Object> event, Context context) {
-    ConsumerStats stats;
-    try (StreamConsumer consumer = app.newStreamConsumer()) {
-      stats = consumer.run(context::getRemainingTimeInMillis);
-    }
+    ConsumerStats stats = job.run(context::getRemainingTimeInMillis);
     String summary = Json.write(Json.MAPPER.valueToTree(stats));
     log.info("stream consumer finished (request {}): {}", context.getAwsRequestId(), summary);
     return summary;
   }
 
   private static final class Init {
-    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+    static final ConsumerJob JOB = Components.fromEnvironment().consumerJob();
   }
 }

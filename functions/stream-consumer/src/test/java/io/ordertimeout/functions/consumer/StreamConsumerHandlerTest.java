@@ -41,8 +41,8 @@ class StreamConsumerHandlerTest {
     stack.seedSku("sku-tea-500g", 10);
     stack.seedSku("sku-cup", 10);
     stack.seedCoupon("cp-welcome-10", "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
-    api = new OrderApiHandler(stack.app());
-    consumer = new StreamConsumerHandler(stack.app());
+    api = new OrderApiHandler(stack.app().orderApi());
+    consumer = new StreamConsumerHandler(stack.app().consumerJob());
   }
 
   @AfterEach

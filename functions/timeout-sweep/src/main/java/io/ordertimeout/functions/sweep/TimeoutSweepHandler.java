@@ -1,11 +1,11 @@
 package io.ordertimeout.functions.sweep;
 
 import com.amazonaws.services.lambda.runtime.Context;
-import io.ordertimeout.OrderTimeout;
 import io.ordertimeout.aws.ScheduledHandler;
-import io.ordertimeout.redis.TimerBacklog;
+import io.ordertimeout.sweep.SweepJob;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.util.Json;
+import io.ordertimeout.wiring.Components;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -17,28 +17,26 @@ import org.slf4j.LoggerFactory;
 public final class TimeoutSweepHandler extends ScheduledHandler {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweepHandler.class);
 
-  private final OrderTimeout app;
+  private final SweepJob job;
 
   public TimeoutSweepHandler() {
-    this(Init.APP);
+    this(Init.JOB);
   }
 
-  public TimeoutSweepHandler(OrderTimeout app) {
-    super(app.metrics());
-    this.app = app;
+  public TimeoutSweepHandler(SweepJob job) {
+    super(job.metrics());
+    this.job = job;
   }
 
   @Override
   protected String handle(Map<String, Object> event, Context context) {
-    SweepStats stats = app.newSweeper().run(context::getRemainingTimeInMillis);
-    // the backlog alarm reads this gauge every minute: its silence means no sweep ran
-    TimerBacklog.record(app.metrics(), app.redis().sync(), app.timers(), app.time().nowMillis());
+    SweepStats stats = job.run(context::getRemainingTimeInMillis);
     String summary = Json.write(Json.MAPPER.valueToTree(stats));
     log.info("sweep finished (request {}): {}", context.getAwsRequestId(), summary);
     return summary;
   }
 
   private static final class Init {
-    static final OrderTimeout APP = OrderTimeout.fromEnvironment();
+    static final SweepJob JOB = Components.fromEnvironment().sweepJob();
   }
 }

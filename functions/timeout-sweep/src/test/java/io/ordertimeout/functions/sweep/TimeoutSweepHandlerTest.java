@@ -44,7 +44,7 @@ class TimeoutSweepHandlerTest {
     ((com.fasterxml.jackson.databind.node.ObjectNode) body).put("timeoutSeconds", 2);
     post.setBody(Json.write(body));
     APIGatewayV2HTTPResponse placed =
-        new OrderApiHandler(stack.app())
+        new OrderApiHandler(stack.app().orderApi())
             .handleRequest(post, new LambdaTestContext("order-created", 5_000));
     assertThat(placed.getStatusCode()).isEqualTo(201);
     Map<String, Object> schedule =
@@ -52,7 +52,7 @@ class TimeoutSweepHandlerTest {
             new java.io.File("../../events/timeout-sweep-schedule.json"), Map.class);
 
     String summary =
-        new TimeoutSweepHandler(stack.app())
+        new TimeoutSweepHandler(stack.app().sweepJob())
             .handleRequest(schedule, new LambdaTestContext("timeout-sweep", 4_000));
 
     assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).isEqualTo(1);

@@ -1,4 +1,4 @@
-package io.ordertimeout;
+package io.ordertimeout.wiring;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.ordertimeout.aws.ConfigLoader;
@@ -7,12 +7,16 @@ import io.ordertimeout.aws.SnapStartHooks;
 import io.ordertimeout.cancel.CancelOrderService;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.close.WeChatCloseStep;
+import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.compensation.Compensator;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.config.Waits;
+import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerNames;
 import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.http.OrderApi;
+import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.http.PlaceOrderRequests;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.Database;
@@ -32,6 +36,7 @@ import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.DeadLetters;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.OrderEvents;
+import io.ordertimeout.sweep.SweepJob;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
 import io.ordertimeout.wechat.GatewaySettings;
@@ -51,7 +56,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * them. Handlers hold one of these in a static field; tests build one per test with their own
  * schema and key prefix.
  */
-public final class OrderTimeout implements AutoCloseable {
+public final class Components implements AutoCloseable {
   /**
    * Concurrent WeChat calls of one environment's close path. At WeChat's typical 100-300 ms per
    * call, 16 in flight close ~50-150 prepaid orders a second per environment, well under the
@@ -86,11 +91,11 @@ public final class OrderTimeout implements AutoCloseable {
   private final CancelOrderService cancels;
   private final DeadLetters deadLetters;
 
-  public OrderTimeout(OtcConfig config) {
+  public Components(OtcConfig config) {
     this(config, null);
   }
 
-  public OrderTimeout(OtcConfig config, TimeSource timeOverride) {
+  public Components(OtcConfig config, TimeSource timeOverride) {
     this(config, timeOverride, null);
   }
 
@@ -99,7 +104,7 @@ public final class OrderTimeout implements AutoCloseable {
    * production. {@code gateway} is WeChat Pay (null: payments off; prepay answers 503 and prepaid
    * orders are never closed without WeChat's word).
    */
-  public OrderTimeout(OtcConfig config, TimeSource timeOverride, PaymentGateway gateway) {
+  public Components(OtcConfig config, TimeSource timeOverride, PaymentGateway gateway) {
     this.config = config;
     this.dataSource =
         Database.pool(
@@ -164,10 +169,10 @@ public final class OrderTimeout implements AutoCloseable {
             events);
   }
 
-  public static OrderTimeout fromEnvironment() {
+  public static Components fromEnvironment() {
     Map<String, String> env = System.getenv();
     OtcConfig config = ConfigLoader.fromEnvironment(env);
-    OrderTimeout app = new OrderTimeout(config, null, gatewayFromEnvironment(env, config.waits()));
+    Components app = new Components(config, null, gatewayFromEnvironment(env, config.waits()));
     SnapStartHooks.register(app.dataSource(), app.redis().sync());
     return app;
   }
@@ -263,6 +268,32 @@ public final class OrderTimeout implements AutoCloseable {
             time,
             metrics),
         settings);
+  }
+
+  /** The order HTTP API's entry point. */
+  public OrderApi orderApi() {
+    return new OrderApi(
+        placeOrderRequests(), placeOrders(), cancels(), prepays(), orders(), metrics);
+  }
+
+  /** WeChat Pay's notification webhook's entry point. */
+  public PaymentWebhook paymentWebhook() {
+    return new PaymentWebhook(notifications(), metrics);
+  }
+
+  /** The scheduled sweep's entry point: a new sweeper per run. */
+  public SweepJob sweepJob() {
+    return new SweepJob(this::newSweeper, redis.sync(), timers, time, metrics);
+  }
+
+  /** The scheduled stream consumer's entry point: a new consumer per run. */
+  public ConsumerJob consumerJob() {
+    return new ConsumerJob(this::newStreamConsumer, metrics);
+  }
+
+  /** The scheduled compensation pass's entry point, with {@code settings}. */
+  public CompensationJob compensationJob(CompensationSettings settings) {
+    return new CompensationJob(() -> newCompensator(settings), metrics);
   }
 
   public OtcConfig config() {

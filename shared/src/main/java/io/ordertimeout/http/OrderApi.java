@@ -1,0 +1,19 @@
+package io.ordertimeout.http;
+
+import io.ordertimeout.cancel.CancelOrderService;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.mysql.OrderStore;
+import io.ordertimeout.payment.PrepayService;
+import io.ordertimeout.place.PlaceOrderService;
+
+/**
+ * Everything the order HTTP API (place, get, cancel, prepay) calls, and nothing else: the handler
+ * receives this instead of the whole wiring, so what it can reach is visible in one type.
+ */
+public record OrderApi(
+    PlaceOrderRequests requests,
+    PlaceOrderService places,
+    CancelOrderService cancels,
+    PrepayService prepays,
+    OrderStore orders,
+    Metrics metrics) {}
