@@ -5,50 +5,35 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The one configuration object of a function, read from the environment once at init, validated
- * once.
+ * The one configuration object of a function, read from the environment once at init (here, in
+ * {@link #fromEnvironment}), validated once, composed of one small record per concern.
  *
  * <p>Every tunable has a default chosen for the Lambda sizes in template.yaml; the comment on each
- * says why. Contradictions fail fast with the offending variable named, so a bad deploy dies at
- * init, not mid-close.
+ * says why. Each record validates its own fields; this one checks what crosses them (the claim
+ * lease against the WeChat step, the default order timeout against the maximum). Contradictions
+ * fail fast with the offending variable named, so a bad deploy dies at init, not mid-close. Tests
+ * change fields through {@link #toBuilder()}, which validates the result the same way. {@link
+ * #toString()} lists every property, secrets masked, HikariCP-style, for the one init log.
  */
 public record OtcConfig(
-    String mysqlUrl,
-    String mysqlUser,
-    String mysqlPassword,
-    int dbPoolSize,
-    String redisUri,
-    boolean redisCluster,
-    String keyPrefix,
-    int timerShards,
+    DatabaseSettings database,
+    RedisSettings redis,
+    SweepSettings sweep,
     Duration defaultOrderTimeout,
     Duration maxOrderTimeout,
-    int sweepBatch,
-    Duration claimLease,
-    Duration sweepPoll,
     Duration invocationMargin,
-    boolean migrateOnStart,
     StreamSettings stream,
     Waits waits) {
 
   public OtcConfig {
+    Objects.requireNonNull(database, "database settings");
+    Objects.requireNonNull(redis, "redis settings");
+    Objects.requireNonNull(sweep, "sweep settings");
     Objects.requireNonNull(stream, "stream settings");
     Objects.requireNonNull(waits, "waits");
-    Objects.requireNonNull(mysqlUrl, "OTC_MYSQL_URL");
-    Objects.requireNonNull(redisUri, "OTC_REDIS_URI");
-    require(
-        dbPoolSize >= 1 && dbPoolSize <= 64, "OTC_DB_POOL_SIZE must be 1..64, was " + dbPoolSize);
-    require(
-        keyPrefix.matches("[A-Za-z0-9_.-]{1,32}"),
-        "OTC_KEY_PREFIX must be 1-32 of [A-Za-z0-9_.-] (no braces or colons), was '"
-            + keyPrefix
-            + "'");
-    require(
-        timerShards >= 1 && timerShards <= 1024,
-        "OTC_TIMER_SHARDS must be 1..1024, was " + timerShards);
-    require(
-        sweepBatch >= 1 && sweepBatch <= 5000,
-        "OTC_SWEEP_BATCH must be 1..5000, was " + sweepBatch);
+    Objects.requireNonNull(defaultOrderTimeout, "OTC_DEFAULT_TIMEOUT_SECONDS");
+    Objects.requireNonNull(maxOrderTimeout, "OTC_MAX_TIMEOUT_SECONDS");
+    Objects.requireNonNull(invocationMargin, "OTC_INVOCATION_MARGIN_MS");
     require(
         !defaultOrderTimeout.isNegative() && !defaultOrderTimeout.isZero(),
         "OTC_DEFAULT_TIMEOUT_SECONDS must be positive");
@@ -59,16 +44,9 @@ public record OtcConfig(
             + " exceeds OTC_MAX_TIMEOUT_SECONDS "
             + maxOrderTimeout.toSeconds());
     require(
-        claimLease.toMillis() >= 1_000,
-        "OTC_CLAIM_LEASE_MS must be at least 1000 (a close batch must finish inside its lease), was "
-            + claimLease.toMillis());
-    require(
-        !sweepPoll.isNegative() && sweepPoll.toMillis() <= 5_000,
-        "OTC_SWEEP_POLL_MS must be 0..5000");
-    require(
-        claimLease.compareTo(waits.weChatStep()) >= 0,
+        sweep.claimLease().compareTo(waits.weChatStep()) >= 0,
         "OTC_CLAIM_LEASE_MS ("
-            + claimLease.toMillis()
+            + sweep.claimLease().toMillis()
             + ") must cover the longest step of a close, the WeChat step"
             + " OTC_WECHAT_STEP_TIMEOUT_MS ("
             + waits.weChatStep().toMillis()
@@ -82,43 +60,51 @@ public record OtcConfig(
   public static OtcConfig fromEnvironment(Map<String, String> env) {
     Env e = new Env(env);
     Waits waits = waits(e);
-    return new OtcConfig(
-        e.required("OTC_MYSQL_URL"),
-        e.get("OTC_MYSQL_USER", "root"),
-        e.get("OTC_MYSQL_PASSWORD", ""),
-        // Lambda runs one request at a time per environment; 2 covers the sweep's inline close plus
-        // one
-        // concurrent helper, and keeps RDS Proxy fan-out small when hundreds of environments run.
-        e.intValue("OTC_DB_POOL_SIZE", 2),
-        e.required("OTC_REDIS_URI"),
-        Boolean.parseBoolean(e.get("OTC_REDIS_CLUSTER", "false")),
-        e.get("OTC_KEY_PREFIX", "otc"),
-        // 16 shards spread over a 3-shard ElastiCache cluster's slots and keep one ZSET under ~100k
-        // members at 1M open orders, so a claim's ZRANGEBYSCORE stays O(log n + batch).
-        e.intValue("OTC_TIMER_SHARDS", 16),
-        Duration.ofSeconds(e.intValue("OTC_DEFAULT_TIMEOUT_SECONDS", 900)),
-        Duration.ofSeconds(e.intValue("OTC_MAX_TIMEOUT_SECONDS", 86_400)),
-        // 500 ids make one IN list and ~1,000 ledger rows: one round trip each, a 10-50 ms
-        // transaction.
-        e.intValue("OTC_SWEEP_BATCH", 500),
-        // A claimed batch reappears after the lease if its claimer died. 30 s covers a batch's
-        // WeChat step (10 s, checked) and both its transactions at their worst (2 x 9 s), and is
-        // short enough that a crash delays closes little.
-        Duration.ofMillis(e.intValue("OTC_CLAIM_LEASE_MS", 30_000)),
-        // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
-        Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)),
-        // Stop looping this long before Lambda's deadline. The sweep starts a pass only when the
-        // pass's WeChat step and its measured closing time fit before the margin; the margin then
-        // covers what a measurement cannot: both transactions of a close (the batch, then the
-        // prepaid orders WeChat cleared) at their worst, 2 x 9 s, plus 1 s to release the shard
-        // leases and flush the metrics. 19 s with the defaults.
-        Duration.ofMillis(
-            e.intValue(
-                "OTC_INVOCATION_MARGIN_MS",
-                (int) waits.transaction().multipliedBy(2).plusSeconds(1).toMillis())),
-        Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")),
-        streamSettings(e),
-        waits);
+    return new Builder()
+            .mysqlUrl(e.required("OTC_MYSQL_URL"))
+            .mysqlUser(e.get("OTC_MYSQL_USER", "root"))
+            .mysqlPassword(e.get("OTC_MYSQL_PASSWORD", ""))
+            // Lambda runs one request at a time per environment; 2 covers the sweep's inline close
+            // plus
+            // one concurrent helper, and keeps RDS Proxy fan-out small when hundreds of
+            // environments
+            // run.
+            .dbPoolSize(e.intValue("OTC_DB_POOL_SIZE", 2))
+            .redisUri(e.required("OTC_REDIS_URI"))
+            .redisCluster(Boolean.parseBoolean(e.get("OTC_REDIS_CLUSTER", "false")))
+            .keyPrefix(e.get("OTC_KEY_PREFIX", "otc"))
+            // 16 shards spread over a 3-shard ElastiCache cluster's slots and keep one ZSET under
+            // ~100k
+            // members at 1M open orders, so a claim's ZRANGEBYSCORE stays O(log n + batch).
+            .timerShards(e.intValue("OTC_TIMER_SHARDS", 16))
+            .defaultOrderTimeout(Duration.ofSeconds(e.intValue("OTC_DEFAULT_TIMEOUT_SECONDS", 900)))
+            .maxOrderTimeout(Duration.ofSeconds(e.intValue("OTC_MAX_TIMEOUT_SECONDS", 86_400)))
+            // 500 ids make one IN list and ~1,000 ledger rows: one round trip each, a 10-50 ms
+            // transaction.
+            .sweepBatch(e.intValue("OTC_SWEEP_BATCH", 500))
+            // A claimed batch reappears after the lease if its claimer died. 30 s covers a batch's
+            // WeChat step (10 s, checked) and both its transactions at their worst (2 x 9 s), and
+            // is
+            // short enough that a crash delays closes little.
+            .claimLease(Duration.ofMillis(e.intValue("OTC_CLAIM_LEASE_MS", 30_000)))
+            // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
+            .sweepPoll(Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)))
+            // Stop looping this long before Lambda's deadline. The sweep starts a pass only when
+            // the
+            // pass's WeChat step and its measured closing time fit before the margin; the margin
+            // then
+            // covers what a measurement cannot: both transactions of a close (the batch, then the
+            // prepaid orders WeChat cleared) at their worst, 2 x 9 s, plus 1 s to release the shard
+            // leases and flush the metrics. 19 s with the defaults.
+            .invocationMargin(
+                Duration.ofMillis(
+                    e.intValue(
+                        "OTC_INVOCATION_MARGIN_MS",
+                        (int) waits.transaction().multipliedBy(2).plusSeconds(1).toMillis())))
+            .migrateOnStart(Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")))
+            .stream(streamSettings(e))
+            .waits(waits)
+            .build();
   }
 
   /**
@@ -179,165 +165,230 @@ public record OtcConfig(
         e.intValue("OTC_STREAM_CONSUMER_SLOTS", 32));
   }
 
-  public OtcConfig withStream(StreamSettings settings) {
-    return new OtcConfig(
-        mysqlUrl,
-        mysqlUser,
-        mysqlPassword,
-        dbPoolSize,
-        redisUri,
-        redisCluster,
-        keyPrefix,
-        timerShards,
-        defaultOrderTimeout,
-        maxOrderTimeout,
-        sweepBatch,
-        claimLease,
-        sweepPoll,
-        invocationMargin,
-        migrateOnStart,
-        settings,
-        waits);
+  public String mysqlUrl() {
+    return database.url();
   }
 
-  public OtcConfig withKeyPrefix(String prefix) {
-    return new OtcConfig(
-        mysqlUrl,
-        mysqlUser,
-        mysqlPassword,
-        dbPoolSize,
-        redisUri,
-        redisCluster,
-        prefix,
-        timerShards,
-        defaultOrderTimeout,
-        maxOrderTimeout,
-        sweepBatch,
-        claimLease,
-        sweepPoll,
-        invocationMargin,
-        migrateOnStart,
-        stream,
-        waits);
+  public String mysqlUser() {
+    return database.user();
   }
 
-  public OtcConfig withClaimLease(Duration lease) {
-    return new OtcConfig(
-        mysqlUrl,
-        mysqlUser,
-        mysqlPassword,
-        dbPoolSize,
-        redisUri,
-        redisCluster,
-        keyPrefix,
-        timerShards,
-        defaultOrderTimeout,
-        maxOrderTimeout,
-        sweepBatch,
-        lease,
-        sweepPoll,
-        invocationMargin,
-        migrateOnStart,
-        stream,
-        waits);
+  public String mysqlPassword() {
+    return database.password();
   }
 
-  public OtcConfig withTimerShards(int shards) {
-    return new OtcConfig(
-        mysqlUrl,
-        mysqlUser,
-        mysqlPassword,
-        dbPoolSize,
-        redisUri,
-        redisCluster,
-        keyPrefix,
-        shards,
-        defaultOrderTimeout,
-        maxOrderTimeout,
-        sweepBatch,
-        claimLease,
-        sweepPoll,
-        invocationMargin,
-        migrateOnStart,
-        stream,
-        waits);
+  public int dbPoolSize() {
+    return database.poolSize();
   }
 
-  public OtcConfig withSweepBatch(int batch) {
-    return new OtcConfig(
-        mysqlUrl,
-        mysqlUser,
-        mysqlPassword,
-        dbPoolSize,
-        redisUri,
-        redisCluster,
-        keyPrefix,
-        timerShards,
-        defaultOrderTimeout,
-        maxOrderTimeout,
-        batch,
-        claimLease,
-        sweepPoll,
-        invocationMargin,
-        migrateOnStart,
-        stream,
-        waits);
+  public boolean migrateOnStart() {
+    return database.migrateOnStart();
   }
 
-  public OtcConfig withWaits(Waits w) {
-    return new OtcConfig(
-        mysqlUrl,
-        mysqlUser,
-        mysqlPassword,
-        dbPoolSize,
-        redisUri,
-        redisCluster,
-        keyPrefix,
-        timerShards,
-        defaultOrderTimeout,
-        maxOrderTimeout,
-        sweepBatch,
-        claimLease,
-        sweepPoll,
-        invocationMargin,
-        migrateOnStart,
-        stream,
-        w);
+  public String redisUri() {
+    return redis.uri();
   }
 
+  public boolean redisCluster() {
+    return redis.cluster();
+  }
+
+  public String keyPrefix() {
+    return redis.keyPrefix();
+  }
+
+  public int timerShards() {
+    return redis.timerShards();
+  }
+
+  public int sweepBatch() {
+    return sweep.batch();
+  }
+
+  public Duration claimLease() {
+    return sweep.claimLease();
+  }
+
+  public Duration sweepPoll() {
+    return sweep.poll();
+  }
+
+  /** A builder holding this configuration's values, to change some and validate again. */
+  public Builder toBuilder() {
+    return new Builder()
+            .mysqlUrl(mysqlUrl())
+            .mysqlUser(mysqlUser())
+            .mysqlPassword(mysqlPassword())
+            .dbPoolSize(dbPoolSize())
+            .migrateOnStart(migrateOnStart())
+            .redisUri(redisUri())
+            .redisCluster(redisCluster())
+            .keyPrefix(keyPrefix())
+            .timerShards(timerShards())
+            .sweepBatch(sweepBatch())
+            .claimLease(claimLease())
+            .sweepPoll(sweepPoll())
+            .defaultOrderTimeout(defaultOrderTimeout)
+            .maxOrderTimeout(maxOrderTimeout)
+            .invocationMargin(invocationMargin)
+            .stream(stream)
+            .waits(waits);
+  }
+
+  /** Every property, once, secrets masked: the init log line an operator reads after a deploy. */
   @Override
   public String toString() {
-    // Never print the password: configuration is logged at init.
-    return "OtcConfig[mysqlUrl="
-        + mysqlUrl
-        + ", mysqlUser="
-        + mysqlUser
-        + ", dbPoolSize="
-        + dbPoolSize
-        + ", redisUri="
-        + redisUri.replaceAll("//[^@/]*@", "//***@")
-        + ", redisCluster="
-        + redisCluster
-        + ", keyPrefix="
-        + keyPrefix
-        + ", timerShards="
-        + timerShards
+    return "OtcConfig["
+        + database
+        + ", "
+        + redis
+        + ", "
+        + sweep
         + ", defaultOrderTimeout="
         + defaultOrderTimeout
-        + ", sweepBatch="
-        + sweepBatch
-        + ", claimLease="
-        + claimLease
+        + ", maxOrderTimeout="
+        + maxOrderTimeout
         + ", invocationMargin="
         + invocationMargin
+        + ", "
+        + stream
         + ", "
         + waits
         + "]";
   }
 
-  private static void require(boolean ok, String message) {
+  static void require(boolean ok, String message) {
     if (!ok) {
       throw new IllegalArgumentException("invalid configuration: " + message);
+    }
+  }
+
+  /** Collects the flat values; {@link #build()} composes and validates the records. */
+  public static final class Builder {
+    // no defaults here: fromEnvironment is the one place they live, with the reason for each
+    private String mysqlUrl;
+    private String mysqlUser;
+    private String mysqlPassword;
+    private int dbPoolSize;
+    private boolean migrateOnStart;
+    private String redisUri;
+    private boolean redisCluster;
+    private String keyPrefix;
+    private int timerShards;
+    private int sweepBatch;
+    private Duration claimLease;
+    private Duration sweepPoll;
+    private Duration defaultOrderTimeout;
+    private Duration maxOrderTimeout;
+    private Duration invocationMargin;
+    private StreamSettings stream;
+    private Waits waits;
+
+    public Builder mysqlUrl(String v) {
+      mysqlUrl = v;
+      return this;
+    }
+
+    public Builder mysqlUser(String v) {
+      mysqlUser = v;
+      return this;
+    }
+
+    public Builder mysqlPassword(String v) {
+      mysqlPassword = v;
+      return this;
+    }
+
+    public Builder dbPoolSize(int v) {
+      dbPoolSize = v;
+      return this;
+    }
+
+    public Builder migrateOnStart(boolean v) {
+      migrateOnStart = v;
+      return this;
+    }
+
+    public Builder redisUri(String v) {
+      redisUri = v;
+      return this;
+    }
+
+    public Builder redisCluster(boolean v) {
+      redisCluster = v;
+      return this;
+    }
+
+    public Builder keyPrefix(String v) {
+      keyPrefix = v;
+      return this;
+    }
+
+    public Builder timerShards(int v) {
+      timerShards = v;
+      return this;
+    }
+
+    public Builder sweepBatch(int v) {
+      sweepBatch = v;
+      return this;
+    }
+
+    public Builder claimLease(Duration v) {
+      claimLease = v;
+      return this;
+    }
+
+    public Builder sweepPoll(Duration v) {
+      sweepPoll = v;
+      return this;
+    }
+
+    public Builder defaultOrderTimeout(Duration v) {
+      defaultOrderTimeout = v;
+      return this;
+    }
+
+    public Builder maxOrderTimeout(Duration v) {
+      maxOrderTimeout = v;
+      return this;
+    }
+
+    public Builder invocationMargin(Duration v) {
+      invocationMargin = v;
+      return this;
+    }
+
+    public Builder stream(StreamSettings v) {
+      stream = v;
+      return this;
+    }
+
+    public Builder waits(Waits v) {
+      waits = v;
+      return this;
+    }
+
+    /** The current stream settings, to derive changed ones: {@code b.stream(b.stream().with..)}. */
+    public StreamSettings stream() {
+      return stream;
+    }
+
+    /** The current waits, to derive changed ones: {@code b.waits(b.waits().withWeChatStep(..))}. */
+    public Waits waits() {
+      return waits;
+    }
+
+    public OtcConfig build() {
+      return new OtcConfig(
+          new DatabaseSettings(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, migrateOnStart),
+          new RedisSettings(redisUri, redisCluster, keyPrefix, timerShards),
+          new SweepSettings(sweepBatch, claimLease, sweepPoll),
+          defaultOrderTimeout,
+          maxOrderTimeout,
+          invocationMargin,
+          stream,
+          waits);
     }
   }
 

@@ -50,6 +50,8 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The wiring of one execution environment: clients built once (Lambda init), use cases sharing
@@ -57,6 +59,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * schema and key prefix.
  */
 public final class Components implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Components.class);
+
   /**
    * Concurrent WeChat calls of one environment's close path. At WeChat's typical 100-300 ms per
    * call, 16 in flight close ~50-150 prepaid orders a second per environment, well under the
@@ -105,6 +109,8 @@ public final class Components implements AutoCloseable {
    * orders are never closed without WeChat's word).
    */
   public Components(OtcConfig config, TimeSource timeOverride, PaymentGateway gateway) {
+    // every property once, secrets masked (HikariCP logs its pool config the same way at start)
+    log.info("configuration: {}", config);
     this.config = config;
     this.dataSource =
         Database.pool(

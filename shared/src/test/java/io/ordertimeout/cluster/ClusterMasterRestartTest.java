@@ -67,10 +67,12 @@ class ClusterMasterRestartTest {
             "cl-restart",
             cluster.uri(),
             c ->
-                c.withTimerShards(8)
-                    .withSweepBatch(50)
-                    .withWaits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
-                    .withClaimLease(Duration.ofSeconds(2)),
+                c.toBuilder()
+                    .timerShards(8)
+                    .sweepBatch(50)
+                    .waits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
+                    .claimLease(Duration.ofSeconds(2))
+                    .build(),
             null);
     stack.seedSku("hot", 10_000);
     stack.bulkPlace("now-", FIRST_WAVE, Duration.ofMillis(300), i -> new OrderItem("hot", 1));

@@ -39,7 +39,10 @@ class ClusterSweepTest {
   void placeCancelAndTwoSweepsAtOnceCloseThousandsOfOrdersOfAHotSkuExactlyOnce() {
     stack =
         TestStack.createOnCluster(
-            "cl-two-sweeps", cluster.uri(), c -> c.withTimerShards(8).withSweepBatch(200), null);
+            "cl-two-sweeps",
+            cluster.uri(),
+            c -> c.toBuilder().timerShards(8).sweepBatch(200).build(),
+            null);
     stack.seedSku("hot", 3L * HOT + 1_000);
     for (int i = 0; i < 20; i++) {
       stack.seedSku("sku-" + i, 1_000);
@@ -92,9 +95,11 @@ class ClusterSweepTest {
             "cl-crash",
             cluster.uri(),
             c ->
-                c.withTimerShards(8)
-                    .withWaits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
-                    .withClaimLease(Duration.ofSeconds(2)),
+                c.toBuilder()
+                    .timerShards(8)
+                    .waits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
+                    .claimLease(Duration.ofSeconds(2))
+                    .build(),
             null);
     stack.seedSku("sku-a", 1_000);
     List<String> ids =

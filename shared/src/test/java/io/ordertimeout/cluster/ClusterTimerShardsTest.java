@@ -28,7 +28,9 @@ class ClusterTimerShardsTest {
 
   @Test
   void eightTimerShardsLandOnEightSlotsServedByMoreThanOneMaster() {
-    stack = TestStack.createOnCluster("cl-shards", cluster.uri(), c -> c.withTimerShards(8), null);
+    stack =
+        TestStack.createOnCluster(
+            "cl-shards", cluster.uri(), c -> c.toBuilder().timerShards(8).build(), null);
     stack.seedSku("sku-a", 1_000);
     stack.bulkPlace("spread-", 400, Duration.ofMinutes(10), i -> new OrderItem("sku-a", 1));
     TimerIndex timers = stack.app().timers();
@@ -56,7 +58,9 @@ class ClusterTimerShardsTest {
 
   @Test
   void closingTheStackDeletesItsKeysOnEveryMaster() {
-    stack = TestStack.createOnCluster("cl-cleanup", cluster.uri(), c -> c.withTimerShards(8), null);
+    stack =
+        TestStack.createOnCluster(
+            "cl-cleanup", cluster.uri(), c -> c.toBuilder().timerShards(8).build(), null);
     stack.seedSku("sku-a", 1_000);
     stack.bulkPlace("gone-", 200, Duration.ofMinutes(10), i -> new OrderItem("sku-a", 1));
     String pattern = stack.app().config().keyPrefix() + ":*";

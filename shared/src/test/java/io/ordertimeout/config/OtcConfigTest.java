@@ -134,24 +134,25 @@ class OtcConfigTest {
   }
 
   @Test
-  void withersChangeOneFieldAndStillValidate() {
+  void theBuilderChangesOneFieldAndStillValidates() {
     OtcConfig base = OtcConfig.fromEnvironment(minimal());
 
-    assertThat(base.withKeyPrefix("t1").keyPrefix()).isEqualTo("t1");
-    assertThat(base.withClaimLease(Duration.ofSeconds(12)).claimLease())
+    assertThat(base.toBuilder().keyPrefix("t1").build().keyPrefix()).isEqualTo("t1");
+    assertThat(base.toBuilder().claimLease(Duration.ofSeconds(12)).build().claimLease())
         .isEqualTo(Duration.ofSeconds(12));
-    OtcConfig quickWeChat = base.withWaits(base.waits().withWeChatStep(Duration.ofSeconds(2)));
-    assertThat(quickWeChat.withClaimLease(Duration.ofSeconds(2)).claimLease())
+    OtcConfig quickWeChat =
+        base.toBuilder().waits(base.waits().withWeChatStep(Duration.ofSeconds(2))).build();
+    assertThat(quickWeChat.toBuilder().claimLease(Duration.ofSeconds(2)).build().claimLease())
         .isEqualTo(Duration.ofSeconds(2));
-    assertThat(base.withTimerShards(3).timerShards()).isEqualTo(3);
-    OtcConfig batched = base.withSweepBatch(7);
+    assertThat(base.toBuilder().timerShards(3).build().timerShards()).isEqualTo(3);
+    OtcConfig batched = base.toBuilder().sweepBatch(7).build();
     assertThat(batched.sweepBatch()).isEqualTo(7);
-    assertThat(batched.withSweepBatch(500)).isEqualTo(base);
-    assertThatThrownBy(() -> base.withKeyPrefix("has:colon"))
+    assertThat(batched.toBuilder().sweepBatch(500).build()).isEqualTo(base);
+    assertThatThrownBy(() -> base.toBuilder().keyPrefix("has:colon").build())
         .hasMessageContaining("OTC_KEY_PREFIX");
-    assertThatThrownBy(() -> base.withClaimLease(Duration.ofMillis(10)))
+    assertThatThrownBy(() -> base.toBuilder().claimLease(Duration.ofMillis(10)).build())
         .hasMessageContaining("OTC_CLAIM_LEASE_MS");
-    assertThatThrownBy(() -> base.withClaimLease(Duration.ofSeconds(2)))
+    assertThatThrownBy(() -> base.toBuilder().claimLease(Duration.ofSeconds(2)).build())
         .hasMessageContaining("OTC_CLAIM_LEASE_MS (2000)")
         .hasMessageContaining("OTC_WECHAT_STEP_TIMEOUT_MS (10000)");
   }
@@ -162,6 +163,32 @@ class OtcConfigTest {
 
     assertThat(c.toString())
         .contains("redisUri=redis://***@cache.internal:6379", "mysqlUrl=jdbc:mysql://db.internal")
+        .contains("mysqlPassword=***")
         .doesNotContain("hunter2", "s3cret");
+  }
+
+  @Test
+  void toStringListsEveryProperty() {
+    String text = OtcConfig.fromEnvironment(minimal()).toString();
+
+    // HikariCP-style: one init line an operator can read the whole deployment's settings from
+    assertThat(text)
+        .contains(
+            "mysqlUser=",
+            "dbPoolSize=",
+            "migrateOnStart=",
+            "redisCluster=",
+            "keyPrefix=",
+            "timerShards=",
+            "sweepBatch=",
+            "claimLease=",
+            "sweepPoll=",
+            "defaultOrderTimeout=",
+            "maxOrderTimeout=",
+            "invocationMargin=",
+            "maxLen=",
+            "consumerSlots=",
+            "functionTimeout=",
+            "weChatStep=");
   }
 }

@@ -40,7 +40,10 @@ class StreamConsumerTest {
   private static TestStack quickRetries(String hint) {
     return TestStack.create(
         hint,
-        c -> c.withStream(c.stream().withVisibility(Duration.ofMillis(200)).withMaxDeliveries(5)),
+        c ->
+            c.toBuilder().stream(
+                    c.stream().withVisibility(Duration.ofMillis(200)).withMaxDeliveries(5))
+                .build(),
         null);
   }
 
@@ -268,7 +271,9 @@ class StreamConsumerTest {
 
   @Test
   void consumerNamesComeFromABoundedPool() {
-    stack = TestStack.create("name-pool", c -> c.withStream(c.stream().withConsumerSlots(2)), null);
+    stack =
+        TestStack.create(
+            "name-pool", c -> c.toBuilder().stream(c.stream().withConsumerSlots(2)).build(), null);
     stack.app().stream().ensureGroup();
     for (int i = 0; i < 5; i++) {
       try (StreamConsumer consumer = stack.app().newStreamConsumer()) {

@@ -49,10 +49,12 @@ class StreamLoadTest {
         TestStack.create(
             "stream-load",
             c ->
-                c.withSweepBatch(500)
-                    .withWaits(c.waits().withWeChatStep(Duration.ofSeconds(5)))
-                    .withClaimLease(Duration.ofSeconds(5))
-                    .withStream(c.stream().withVisibility(Duration.ofSeconds(2))),
+                c.toBuilder()
+                    .sweepBatch(500)
+                    .waits(c.waits().withWeChatStep(Duration.ofSeconds(5)))
+                    .claimLease(Duration.ofSeconds(5))
+                    .stream(c.stream().withVisibility(Duration.ofSeconds(2)))
+                    .build(),
             null);
     stack.seedSku("hot", 40_000);
     for (int i = 0; i < 20; i++) {
@@ -152,7 +154,9 @@ class StreamLoadTest {
     for (int consumers : new int[] {1, 4}) {
       stack =
           TestStack.create(
-              "throughput-" + consumers, c -> c.withStream(c.stream().withBatch(100)), null);
+              "throughput-" + consumers,
+              c -> c.toBuilder().stream(c.stream().withBatch(100)).build(),
+              null);
       for (int i = 0; i < 20; i++) {
         stack.seedSku("sku-" + i, 10_000);
       }

@@ -27,7 +27,7 @@ class TimerShardCountTest {
   @Test
   void aRestartWithAnotherShardCountIsRefusedAndTheOldCountStillClosesEveryOrderOnce() {
     // Arrange: a stack started with 4 shards, 40 timers scheduled over them
-    stack = TestStack.create("shards", c -> c.withTimerShards(4), null);
+    stack = TestStack.create("shards", c -> c.toBuilder().timerShards(4).build(), null);
     stack.seedSku("sku-a", 100);
     List<String> ids =
         stack.bulkPlace("shard-", 40, Duration.ofMillis(300), i -> new OrderItem("sku-a", 1));
@@ -35,7 +35,8 @@ class TimerShardCountTest {
     var redis = stack.app().redis().sync();
 
     // Act + Assert: restarted with 8 shards, init fails naming both counts and the way out
-    assertThatThrownBy(() -> new Components(stack.app().config().withTimerShards(8)))
+    assertThatThrownBy(
+            () -> new Components(stack.app().config().toBuilder().timerShards(8).build()))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("OTC_TIMER_SHARDS is 8")
         .hasMessageContaining("written to 4 shards")

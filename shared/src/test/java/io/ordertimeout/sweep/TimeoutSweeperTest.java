@@ -46,7 +46,7 @@ class TimeoutSweeperTest {
 
   @Test
   void twoSweepsAtOnceCloseFiveThousandOrdersOfAHotSkuExactlyOnce() {
-    stack = TestStack.create("two-sweeps", c -> c.withSweepBatch(200), null);
+    stack = TestStack.create("two-sweeps", c -> c.toBuilder().sweepBatch(200).build(), null);
     stack.seedSku("hot", 20_000);
     for (int i = 0; i < 20; i++) {
       stack.seedSku("sku-" + i, 1_000);
@@ -84,8 +84,10 @@ class TimeoutSweeperTest {
         TestStack.create(
             "crash",
             c ->
-                c.withWaits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
-                    .withClaimLease(Duration.ofSeconds(2)),
+                c.toBuilder()
+                    .waits(c.waits().withWeChatStep(Duration.ofSeconds(2)))
+                    .claimLease(Duration.ofSeconds(2))
+                    .build(),
             null);
     stack.seedSku("sku-a", 1_000);
     List<String> ids =

@@ -146,24 +146,7 @@ public final class TestStack implements AutoCloseable {
   }
 
   private static OtcConfig onClusterRedis(OtcConfig c, String clusterUri) {
-    return new OtcConfig(
-        c.mysqlUrl(),
-        c.mysqlUser(),
-        c.mysqlPassword(),
-        c.dbPoolSize(),
-        clusterUri,
-        true,
-        c.keyPrefix(),
-        c.timerShards(),
-        c.defaultOrderTimeout(),
-        c.maxOrderTimeout(),
-        c.sweepBatch(),
-        c.claimLease(),
-        c.sweepPoll(),
-        c.invocationMargin(),
-        c.migrateOnStart(),
-        c.stream(),
-        c.waits());
+    return c.toBuilder().redisUri(clusterUri).redisCluster(true).build();
   }
 
   /**

@@ -37,7 +37,9 @@ class StreamConsumerHandlerTest {
     // A failing entry is dead-lettered at its first failure, so one invocation shows it.
     stack =
         TestStack.create(
-            "consumer-handler", c -> c.withStream(c.stream().withMaxDeliveries(1)), null);
+            "consumer-handler",
+            c -> c.toBuilder().stream(c.stream().withMaxDeliveries(1)).build(),
+            null);
     stack.seedSku("sku-tea-500g", 10);
     stack.seedSku("sku-cup", 10);
     stack.seedCoupon("cp-welcome-10", "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
