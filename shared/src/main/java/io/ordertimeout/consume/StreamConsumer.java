@@ -14,6 +14,7 @@ import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.config.StreamSettings;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.stream.DeadLetters;
@@ -27,7 +28,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,6 +58,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Blocking reads use a connection of their own (closed by {@link #close()}), so the closer's and
  * the acks' Redis commands never wait behind a blocked read.
+ *
+ * <p>Over 300 lines: one pass reads its own pending entries, claims idle ones, reads new ones,
+ * closes, acks and dead-letters, and recreates a lost group; the loop itself is the shared
+ * loop.Sleeper. Splitting the pass (own-pending reader, dead-letter policy) is a follow-up.
  */
 public final class StreamConsumer implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StreamConsumer.class);
@@ -80,9 +84,8 @@ public final class StreamConsumer implements AutoCloseable {
   private final Metrics metrics;
   private final Settings settings;
   private final String token = UUID.randomUUID().toString();
-  private final Object sleeper = new Object();
+  private final Sleeper sleeper = new Sleeper();
   private final Counters counters = new Counters();
-  private volatile boolean done;
   private String name;
 
   /** Where the read of this name's own pending entries goes on; null once they were all read. */
@@ -135,12 +138,7 @@ public final class StreamConsumer implements AutoCloseable {
 
   /** Ends the loop after the current pass (a blocked read returns within the block time). */
   public void terminate() {
-    // set under the sleeper's lock, and sleep() checks it there: a terminate() between that check
-    // and wait() cannot be missed
-    synchronized (sleeper) {
-      done = true;
-      sleeper.notifyAll();
-    }
+    sleeper.terminate();
   }
 
   @Override
@@ -150,7 +148,7 @@ public final class StreamConsumer implements AutoCloseable {
 
   private void loop(LongSupplier remainingMillis) {
     int failuresInARow = 0;
-    while (!done && budget(remainingMillis) > 0) {
+    while (!sleeper.done() && budget(remainingMillis) > 0) {
       try {
         if (!renewName()) {
           log.warn("consumer {} lost its name lease; ending this invocation", name);
@@ -221,7 +219,7 @@ public final class StreamConsumer implements AutoCloseable {
         handle(entries, true);
       }
       cursor = claimed.getId();
-    } while (!done && !"0-0".equals(cursor));
+    } while (!sleeper.done() && !"0-0".equals(cursor));
   }
 
   private void readNew(LongSupplier remainingMillis) {
@@ -487,33 +485,12 @@ public final class StreamConsumer implements AutoCloseable {
     metrics.count("stream_consumer_errors", 1);
     log.warn(
         "stream consumer {} pass failed ({} in a row): {}", name, failuresInARow, e.toString());
-    sleep(jittered(backoff(failuresInARow)));
+    sleeper.sleep(Sleeper.jittered(backoff(failuresInARow)));
   }
 
   static long backoff(int failuresInARow) {
     long millis = ERROR_BACKOFF_MIN_MILLIS << Math.min(failuresInARow - 1, 10);
     return Math.min(millis, ERROR_BACKOFF_MAX_MILLIS);
-  }
-
-  private static long jittered(long millis) {
-    return millis * 3 / 4 + ThreadLocalRandom.current().nextLong(millis / 2 + 1);
-  }
-
-  private void sleep(long millis) {
-    if (millis <= 0) {
-      return;
-    }
-    synchronized (sleeper) {
-      if (done) {
-        return;
-      }
-      try {
-        sleeper.wait(millis);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        done = true;
-      }
-    }
   }
 
   private Consumer<String> consumer() {

@@ -3,6 +3,7 @@ package io.ordertimeout.sweep;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.DataAccessException;
 import io.ordertimeout.redis.ShardLeases;
@@ -15,12 +16,6 @@ import java.util.List;
 import java.util.OptionalLong;
 import java.util.TreeSet;
 import java.util.UUID;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -34,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * <p>One active sweeper per shard (a Redis lease, renewed every pass) keeps overlapping invocations
  * from claiming the same shard; it only saves work: claims are atomic and closes are conditional
  * updates.
+ *
+ * <p>Over 300 lines: the loop, shard-lease refresh, claims, the inline-or-hand-off decision and the
+ * next-deadline cache; the close-cost model, the chunk runner and the sleeper are split out, the
+ * held-lease set and the deadline cache are a follow-up.
  */
 public final class TimeoutSweeper {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweeper.class);
@@ -73,8 +72,8 @@ public final class TimeoutSweeper {
    */
   private volatile String token;
 
-  /** Moving average of closing time per order, for the hand-off decision (guarded by this). */
-  private double closeMillisPerOrder = 1.0;
+  /** Closing time per order, learned from this sweeper's batches, for the hand-off decision. */
+  private final CloseCostModel closeCost = new CloseCostModel();
 
   private long leasesRefreshedAt;
   private boolean leasesEverRefreshed;
@@ -90,8 +89,7 @@ public final class TimeoutSweeper {
   /** System.nanoTime() of the last read of every held shard's next deadline; 0: never. */
   private volatile long nextDueReadAt;
 
-  private final Object sleeper = new Object();
-  private volatile boolean done;
+  private final Sleeper sleeper = new Sleeper();
 
   /**
    * Tunables of the loop; see OtcConfig for the defaults and their reasons. {@code parallelism}
@@ -155,9 +153,12 @@ public final class TimeoutSweeper {
     token = UUID.randomUUID().toString();
     Counters counters = new Counters();
     TreeSet<Integer> held = new TreeSet<>();
-    ExecutorService closers = closers();
+    ChunkRunner closers =
+        settings.parallelism() == 1
+            ? ChunkRunner.serial()
+            : ChunkRunner.parallel(settings.parallelism(), sleeper);
     try {
-      while (!done && passFits(remainingMillis.getAsLong())) {
+      while (!sleeper.done() && passFits(remainingMillis.getAsLong())) {
         try {
           refreshLeases(held);
           int claimed = pass(held, counters, closers, remainingMillis);
@@ -170,13 +171,11 @@ public final class TimeoutSweeper {
           counters.failedBatches.incrementAndGet();
           metrics.count("sweep_errors", 1);
           log.warn("sweep pass failed (shards {}, token {}): {}", held, token, e.toString());
-          sleep(jittered(settings.poll().toMillis() * 4));
+          sleeper.sleep(Sleeper.jittered(settings.poll().toMillis() * 4));
         }
       }
     } finally {
-      if (closers != null) {
-        closers.shutdownNow();
-      }
+      closers.close();
       releaseAll(held);
     }
     return counters.stats(held.size(), (System.nanoTime() - started) / 1_000_000);
@@ -184,12 +183,7 @@ public final class TimeoutSweeper {
 
   /** Ends the loop after the current pass and wakes a sleeping sweeper. */
   public void terminate() {
-    // done is set under the sleeper's lock, and sleep() checks it there, so a terminate() between
-    // that check and wait() cannot be missed (it would cost a whole poll interval).
-    synchronized (sleeper) {
-      done = true;
-      sleeper.notifyAll();
-    }
+    sleeper.terminate();
   }
 
   private void refreshLeases(TreeSet<Integer> held) {
@@ -224,20 +218,6 @@ public final class TimeoutSweeper {
     }
   }
 
-  private ExecutorService closers() {
-    if (settings.parallelism() == 1) {
-      return null;
-    }
-    AtomicInteger n = new AtomicInteger();
-    return Executors.newFixedThreadPool(
-        settings.parallelism(),
-        r -> {
-          Thread t = new Thread(r, "otc-sweep-closer-" + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
-  }
-
   /**
    * Claims the due timers of every held shard (at most {@code batch} each, {@code batch *
    * parallelism} in all, starting at a rotating shard so none starves), then closes them together:
@@ -246,10 +226,7 @@ public final class TimeoutSweeper {
    * transactions of at most {@code batch} at once. Returns how many timers were claimed.
    */
   private int pass(
-      TreeSet<Integer> held,
-      Counters counters,
-      ExecutorService closers,
-      LongSupplier remainingMillis) {
+      TreeSet<Integer> held, Counters counters, ChunkRunner closers, LongSupplier remainingMillis) {
     List<String> claimed = claimAll(held, counters);
     if (claimed.isEmpty()) {
       return 0;
@@ -258,27 +235,15 @@ public final class TimeoutSweeper {
     long budget = remainingMillis.getAsLong() - settings.margin().toMillis();
     if (budget
         < settings.weChatStep().toMillis()
-            + estimatedCloseMillis(chunks.get(0).size()) * (closers == null ? chunks.size() : 1)) {
+            + closeCost.estimateMillis(chunks.get(0).size())
+                * closers.chunksInSeries(chunks.size())) {
       // Not enough time left in this invocation: any number of consumers can take them now.
       handOff(claimed, OrderEvents.HandOffCause.OVER_BUDGET, counters);
       return claimed.size();
     }
-    if (closers == null || chunks.size() == 1) {
-      chunks.forEach(chunk -> closeClaimed(chunk, counters));
-      return claimed.size();
-    }
-    List<Future<?>> running = new ArrayList<>(chunks.size());
-    chunks.forEach(chunk -> running.add(closers.submit(() -> closeClaimed(chunk, counters))));
-    for (Future<?> r : running) {
-      try {
-        r.get();
-      } catch (ExecutionException e) {
-        throw e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        done = true;
-      }
-    }
+    List<Runnable> closes = new ArrayList<>(chunks.size());
+    chunks.forEach(chunk -> closes.add(() -> closeClaimed(chunk, counters)));
+    closers.runAll(closes);
     return claimed.size();
   }
 
@@ -344,7 +309,7 @@ public final class TimeoutSweeper {
     long started = System.nanoTime();
     try {
       CloseResult result = closer.close(claimed, CloseReason.TIMEOUT);
-      observeCloseMillis(claimed.size(), (System.nanoTime() - started) / 1_000_000);
+      closeCost.observe(claimed.size(), (System.nanoTime() - started) / 1_000_000);
       counters.closed.addAndGet(result.closed().size());
       counters.notDue.addAndGet(result.notDue().size());
       counters.alreadyFinal.addAndGet(result.alreadyFinal().size());
@@ -413,21 +378,6 @@ public final class TimeoutSweeper {
   }
 
   /**
-   * What closing {@code orders} in one transaction is expected to take: the moving average per
-   * order of this sweeper's batches, plus 20 ms for the round trips of any batch. Before the first
-   * batch it assumes 1 ms an order (a 500-order batch in 0.5 s, twice what a local MySQL takes).
-   */
-  synchronized long estimatedCloseMillis(int orders) {
-    return 20 + (long) Math.ceil(closeMillisPerOrder * orders);
-  }
-
-  /** Exponential moving average over ~8 batches: quick to follow a slow DB, steady on noise. */
-  private synchronized void observeCloseMillis(int orders, long millis) {
-    double perOrder = (double) millis / Math.max(1, orders);
-    closeMillisPerOrder = closeMillisPerOrder * 7 / 8 + perOrder / 8;
-  }
-
-  /**
    * Sleeps until the earliest deadline of the held shards, at most one poll. Only shards whose next
    * deadline is unknown (claimed since) are read again, unless the last full read is a poll old: in
    * steady traffic a wake-up then costs one claim and one read of the shard that was due, not a
@@ -453,7 +403,8 @@ public final class TimeoutSweeper {
       }
       wait = Math.min(wait, Math.max(1, poll - (System.nanoTime() - nextDueReadAt) / 1_000_000));
     }
-    sleep(Math.min(wait, Math.max(0, remainingMillis.getAsLong() - settings.margin().toMillis())));
+    sleeper.sleep(
+        Math.min(wait, Math.max(0, remainingMillis.getAsLong() - settings.margin().toMillis())));
   }
 
   /**
@@ -475,28 +426,6 @@ public final class TimeoutSweeper {
             "could not release the lease of shard {} (it expires by itself): {}",
             shard,
             e.toString());
-      }
-    }
-  }
-
-  /** Spreads the retries of many sweepers after a shared failure (Redis restart) over +-25%. */
-  private static long jittered(long millis) {
-    return millis * 3 / 4 + ThreadLocalRandom.current().nextLong(millis / 2 + 1);
-  }
-
-  private void sleep(long millis) {
-    if (millis <= 0) {
-      return;
-    }
-    synchronized (sleeper) {
-      if (done) {
-        return;
-      }
-      try {
-        sleeper.wait(millis);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        done = true;
       }
     }
   }
