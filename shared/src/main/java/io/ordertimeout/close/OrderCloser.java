@@ -5,6 +5,7 @@ import io.ordertimeout.close.WeChatCloseStep.Prepaid;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.ClosedOrder;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Tx;
@@ -54,8 +55,12 @@ import org.slf4j.LoggerFactory;
  * which closes the new trade first. A prepay that stores its prepay_id after the closing commit
  * finds the order CLOSED and never hands out payment parameters (PrepayService).
  *
- * <p>Row locks follow the one lock order of package {@code io.ordertimeout.db}: order rows by id,
- * their RELEASE rows, coupons by id, stock by SKU last.
+ * <p>Row locks follow the one lock order of package {@code io.ordertimeout.mysql}: order rows by
+ * id, their RELEASE rows, coupons by id, stock by SKU last.
+ *
+ * <p>Over 300 lines: the close algorithm of DESIGN.md in one transaction (lock, classify, mark,
+ * release ledger, coupons, stock, in the lock order); spreading the steps over classes would hide
+ * that order.
  */
 public final class OrderCloser {
   private static final Logger log = LoggerFactory.getLogger(OrderCloser.class);
@@ -251,7 +256,7 @@ public final class OrderCloser {
       return new Pass(
           new CloseResult(List.of(), found.alreadyFinal, found.dueIn, unknown), found.prepaid);
     }
-    // The lock order (package io.ordertimeout.db): the order rows are locked; their RELEASE
+    // The lock order (package io.ordertimeout.mysql): the order rows are locked; their RELEASE
     // rows, then coupons by id, then stock by SKU.
     markClosed(c, eligible, reason);
     Map<String, List<OrderItem>> items = OrderStore.items(c, eligible);
@@ -298,7 +303,7 @@ public final class OrderCloser {
         while (rs.next()) {
           String id = rs.getString("order_id");
           long dueInUs = rs.getLong("due_in_us");
-          if (!"UNPAID".equals(rs.getString("status"))) {
+          if (OrderStatus.valueOf(rs.getString("status")) != OrderStatus.UNPAID) {
             found.alreadyFinal.add(id);
           } else if (reason.requiresDeadline() && dueInUs > 0) {
             found.dueIn.put(id, (dueInUs + 999) / 1_000);

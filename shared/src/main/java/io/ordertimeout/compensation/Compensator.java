@@ -60,6 +60,10 @@ import org.slf4j.LoggerFactory;
  * <p>Every change goes through the same conditional writes as the rest of the system (the closer,
  * the paid path, ZADD/ZREM, compare-and-delete), so a pass running beside sweeps, consumers and
  * another pass only repeats no-ops.
+ *
+ * <p>Over 300 lines: the pass driver and the parts the four audits share (statuses, shard leases,
+ * the unpaid-order walk); the audits themselves are RedisAudit, LedgerAudit, WeChatAudit and
+ * ReleaseRepair.
  */
 public final class Compensator {
   private static final Logger log = LoggerFactory.getLogger(Compensator.class);

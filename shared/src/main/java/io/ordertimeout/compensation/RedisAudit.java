@@ -14,6 +14,7 @@ import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.compensation.CompensationReport.Finding;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.ShardLeases;
@@ -123,7 +124,7 @@ final class RedisAudit {
     List<Long> resolvable = new ArrayList<>();
     Map<String, List<Letter>> poison = new LinkedHashMap<>();
     for (Letter letter : page) {
-      if ("UNPAID".equals(status.get(letter.orderId()))) {
+      if (OrderStatus.UNPAID.name().equals(status.get(letter.orderId()))) {
         poison.computeIfAbsent(letter.orderId(), k -> new ArrayList<>()).add(letter);
       } else {
         resolvable.add(letter.id());
@@ -192,7 +193,8 @@ final class RedisAudit {
 
   private void removeStale(Tally tally, String key, List<String> ids) {
     Map<String, String> status = Compensator.statuses(tx, ids);
-    List<String> stale = ids.stream().filter(id -> !"UNPAID".equals(status.get(id))).toList();
+    List<String> stale =
+        ids.stream().filter(id -> !OrderStatus.UNPAID.name().equals(status.get(id))).toList();
     if (!stale.isEmpty()) {
       redis.zrem(key, stale.toArray(String[]::new));
       tally.add("stale_timers_removed", stale.size());

@@ -15,9 +15,9 @@ import java.util.Map;
  * The one certain ledger repair (see {@link LedgerAudit}): inserts the missing RELEASE rows of
  * CLOSED orders on one SKU and moves their quantity reserved -> available, in one transaction that
  * re-checks every condition under the row locks. It follows the lock order of every writer (package
- * {@code io.ordertimeout.db}): the orders, their ledger rows (the RELEASE rows are written before
- * the stock row is locked), then the stock row last, so it never deadlocks with a closer, placement
- * or payment.
+ * {@code io.ordertimeout.mysql}): the orders, their ledger rows (the RELEASE rows are written
+ * before the stock row is locked), then the stock row last, so it never deadlocks with a closer,
+ * placement or payment.
  */
 final class ReleaseRepair {
   private final Tx tx;

@@ -1,6 +1,7 @@
 package io.ordertimeout.payment;
 
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
@@ -24,10 +25,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One transaction: lock the order, check it against the trade, then UNPAID -> PAID with its SELL
  * ledger rows, the coupon USED and reserved stock moved to sold (one UPDATE per SKU, last: the lock
- * order of package {@code io.ordertimeout.db}). Only after the commit is the timer removed. A
+ * order of package {@code io.ordertimeout.mysql}). Only after the commit is the timer removed. A
  * second SUCCESS for a PAID order changes nothing; a SUCCESS for a CLOSED order is recorded once in
  * paid_after_close and refunded, and its stock stays where it is (someone else may have bought it
  * since).
+ *
+ * <p>Over 300 lines: the paid path is one transaction with three outcomes (paid, already paid, paid
+ * after close) plus the re-check of an already-applied trade; kept together so the lock order and
+ * the outcomes read in one place.
  */
 public final class PaymentService {
   private static final Logger log = LoggerFactory.getLogger(PaymentService.class);
@@ -92,11 +97,11 @@ public final class PaymentService {
         if (!rs.next()) {
           return false;
         }
-        String status = rs.getString("status");
-        if ("PAID".equals(status)) {
+        OrderStatus status = OrderStatus.valueOf(rs.getString("status"));
+        if (status == OrderStatus.PAID) {
           return trade.transactionId().equals(rs.getString("transaction_id"));
         }
-        return "CLOSED".equals(status)
+        return status == OrderStatus.CLOSED
             && trade.transactionId().equals(rs.getString("pac_transaction_id"))
             && PaidAfterCloseRefunds.settled(rs.getString("refund_status"));
       }
@@ -145,8 +150,8 @@ public final class PaymentService {
 
   private static Applied applyInTransaction(Connection c, PaidTrade trade) throws SQLException {
     LockedOrder order = lock(c, trade);
-    switch (order.status()) {
-      case "PAID" -> {
+    switch (OrderStatus.valueOf(order.status())) {
+      case PAID -> {
         if (!trade.transactionId().equals(order.transactionId())) {
           throw new PaymentMismatchException(
               Kind.TRANSACTION_MISMATCH,
@@ -158,14 +163,14 @@ public final class PaymentService {
         }
         return new Applied(PaymentOutcome.ALREADY_PAID, false);
       }
-      case "CLOSED" -> {
+      case CLOSED -> {
         return new Applied(PaymentOutcome.PAID_AFTER_CLOSE, recordPaidAfterClose(c, trade));
       }
       default -> {
         markPaid(c, trade);
         List<OrderItem> items = items(c, trade.orderId());
         sellLedger(c, trade.orderId(), items);
-        // The lock order (package io.ordertimeout.db): coupon before stock, stock last.
+        // The lock order (package io.ordertimeout.mysql): coupon before stock, stock last.
         useCoupon(c, trade.orderId(), order.couponId());
         sellStock(c, trade.orderId(), items);
         return new Applied(PaymentOutcome.PAID, false);

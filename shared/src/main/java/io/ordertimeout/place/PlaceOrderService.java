@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Places an order: one transaction writes the order, its items, the RESERVE ledger rows and the
  * snapshot, locks the coupon and reserves stock (conditional UPDATE, no oversell), in the lock
- * order of every writer (package {@code io.ordertimeout.db}): order rows, their own rows, coupon,
- * stock last. Then the timer is scheduled in Redis.
+ * order of every writer (package {@code io.ordertimeout.mysql}): order rows, their own rows,
+ * coupon, stock last. Then the timer is scheduled in Redis.
  *
  * <p>Redis is scheduled after the commit and its failure does not fail the placement: MySQL is the
  * source of truth and compensation schedules any UNPAID order that has no timer.
@@ -99,7 +99,7 @@ public final class PlaceOrderService {
   private Order insert(Connection c, PlaceOrderCommand cmd, String hash) throws SQLException {
     Instant now = DbTime.now(c);
     Instant expireAt = now.plusSeconds(cmd.timeoutSeconds());
-    // The lock order (package io.ordertimeout.db): order row and its own rows, coupon, stock. A
+    // The lock order (package io.ordertimeout.mysql): order row and its own rows, coupon, stock. A
     // re-order with the coupon of an order being closed waits for the coupon while holding no stock
     // row, so it cannot deadlock with the closer, which takes the stock rows after the coupons.
     insertOrder(c, cmd, hash, now, expireAt);

@@ -55,8 +55,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The wiring of one execution environment: clients built once (Lambda init), use cases sharing
- * them. Handlers hold one of these in a static field; tests build one per test with their own
- * schema and key prefix.
+ * them. Each handler holds its narrow entry point (orderApi(), sweepJob()...) in a static field;
+ * tests build one Components per test with their own schema and key prefix.
+ *
+ * <p>Over 300 lines: every client and use case of an execution environment is built here, on
+ * purpose in one file, plus the test accessors; the entry-point factories are one-liners.
  */
 public final class Components implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Components.class);
