@@ -1,6 +1,5 @@
 package io.ordertimeout.embedded.wechat;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -342,8 +341,12 @@ final class ControlHandler implements HttpHandler {
     JsonNode node;
     try {
       node = JSON.readTree(text);
-    } catch (JsonProcessingException e) {
-      throw new Refusal(400, "INVALID_JSON", "the body is not JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      // Jackson's first line names the problem; the rest is its location in the source
+      throw new Refusal(
+          400,
+          "INVALID_JSON",
+          "the body is not JSON: " + e.getMessage().lines().findFirst().orElse(""));
     }
     if (node == null || !node.isObject()) {
       throw new Refusal(400, "INVALID_JSON", "the body must be a JSON object");
