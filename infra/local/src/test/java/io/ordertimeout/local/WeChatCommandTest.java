@@ -71,6 +71,11 @@ class WeChatCommandTest {
 
     Run pay = wechat("pay", orderId); // no --sim: the simulator ./local up recorded
     await(() -> "PAID".equals(status(orderId)), orderId + " PAID in MariaDB");
+    // The webhook commits before it answers, and the simulator records the delivery only once the
+    // answer is back: wait for that record rather than read it in the same instant.
+    await(
+        () -> shownDeliveries(orderId) > 0,
+        orderId + " notification delivery recorded by the simulator");
     Run show = wechat("show", orderId);
 
     assertThat(before).isEqualTo("UNPAID");
@@ -219,6 +224,14 @@ class WeChatCommandTest {
   }
 
   /** Polls every 20 ms for up to 30 s (a deadline plus the sweep's pass on a loaded machine). */
+  private static int shownDeliveries(String orderId) {
+    try {
+      return wechat("show", orderId).json().path("notifications").path("deliveries").size();
+    } catch (Exception e) {
+      throw new IllegalStateException("cannot show " + orderId + " at the simulator", e);
+    }
+  }
+
   private static void await(BooleanSupplier condition, String what) throws InterruptedException {
     long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
     while (!condition.getAsBoolean()) {
