@@ -178,6 +178,8 @@ public final class LocalStack implements AutoCloseable {
         "  Redis URI     " + servers.redisUri() + " (key prefix " + config.keyPrefix() + ")");
     out.println(
         "  WeChat Pay    " + simulator.baseUrl() + " (simulator, mchid " + simulator.mchid() + ")");
+    out.println(
+        "  WeChat ctl    " + simulator.baseUrl() + "/_sim (./local wechat; GET lists routes)");
     out.println("  webhook       " + api.baseUrl() + "/wechatpay/notify");
     for (ScheduleRunner s : schedules) {
       out.printf(

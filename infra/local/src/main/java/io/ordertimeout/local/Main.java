@@ -27,6 +27,7 @@ public final class Main {
   static {
     COMMANDS.put("up", Main::up);
     COMMANDS.put("demo", Main::demo);
+    COMMANDS.put("smoke", Smoke::command);
   }
 
   private Main() {}
@@ -36,6 +37,11 @@ public final class Main {
   }
 
   static int run(List<String> args, PrintStream out) throws Exception {
+    if (!args.isEmpty() && args.get(0).equals(WeChatCommand.NAME)) {
+      // positional words (./local wechat pay <orderId>), which Flags does not take
+      return new WeChatCommand(LocalEndpoints.defaultFile())
+          .run(args.subList(1, args.size()), out, System.err);
+    }
     if (args.isEmpty() || !COMMANDS.containsKey(args.get(0))) {
       usage(out);
       return 2;
@@ -57,11 +63,18 @@ public final class Main {
     out.println("        serve every route and run every schedule of template.yaml until Ctrl-C");
     out.println("  demo  [--orders 2000] [--timeout 10] [--schedule-scale 1.0] [--seed 42]");
     out.println("        start the stack, run the scripted scenario over HTTP, print the report");
-    out.println("commands: " + String.join(", ", COMMANDS.keySet()));
+    out.println("  smoke --api <ApiUrl> [--region R] [--profile P] [--sku sku-0000] [--wait 90]");
+    out.println(
+        "        SigV4-signed place, read, cancel of one real order, and the webhook's 401");
+    out.println("  wechat <operation> ...   (./local wechat help)");
+    out.println(
+        "        act as WeChat Pay on a running ./local up: pay, pay late, lose a notification");
+    out.println("commands: " + String.join(", ", COMMANDS.keySet()) + ", " + WeChatCommand.NAME);
   }
 
   private static int up(Flags flags, PrintStream out) throws InterruptedException {
     LocalStack stack = LocalStack.start(options(flags, 8080), System.getenv());
+    Path endpoints = LocalEndpoints.defaultFile();
     CountDownLatch stopped = new CountDownLatch(1);
     // Ctrl-C and kill stop the stack before the JVM's shutdown hooks run: EmbeddedServers' hook
     // kills Redis and MariaDB, and a sweep still releasing its leases would then wait out Lettuce's
@@ -70,11 +83,14 @@ public final class Main {
         signal -> {
           out.println("stopping the local stack (" + signal.getName() + ") ...");
           stack.close();
+          LocalEndpoints.deleteIfOurs(endpoints);
           stopped.countDown();
         };
     sun.misc.Signal.handle(new sun.misc.Signal("INT"), stop);
     sun.misc.Signal.handle(new sun.misc.Signal("TERM"), stop);
     stack.describe(out);
+    LocalEndpoints.of(stack).write(endpoints);
+    out.println("  endpoints     " + endpoints + " (./local wechat reads it)");
     out.println("ready; Ctrl-C stops");
     stopped.await();
     return 0;

@@ -4,8 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.testing.TestStack;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
@@ -91,27 +92,55 @@ class ApiGatewayServerTest {
     return exchange(socket, path)[1];
   }
 
-  /** One GET on a kept-alive connection: the status line and the Content-Length body. */
+  /**
+   * One GET on a kept-alive connection: the status line and the body (Content-Length or chunked).
+   * Reads the socket's raw stream byte by byte, so nothing of a later response is buffered away and
+   * lost between two exchanges on the same connection.
+   */
   private static String[] exchange(Socket socket, String path) throws Exception {
     OutputStream out = socket.getOutputStream();
     out.write(
         ("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
             .getBytes(StandardCharsets.US_ASCII));
     out.flush();
-    BufferedReader in =
-        new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
-    String status = in.readLine();
+    InputStream in = socket.getInputStream();
+    String status = line(in);
     int length = 0;
-    for (String line = in.readLine(); !line.isEmpty(); line = in.readLine()) {
-      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+    boolean chunked = false;
+    for (String line = line(in); !line.isEmpty(); line = line(in)) {
+      String lower = line.toLowerCase(Locale.ROOT);
+      if (lower.startsWith("content-length:")) {
         length = Integer.parseInt(line.substring("content-length:".length()).trim());
+      } else if (lower.startsWith("transfer-encoding:") && lower.contains("chunked")) {
+        chunked = true;
       }
     }
-    char[] body = new char[length];
-    for (int read = 0; read < length; ) {
-      read += in.read(body, read, length - read);
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    if (chunked) {
+      for (int size = Integer.parseInt(line(in).trim(), 16); size > 0; ) {
+        body.write(in.readNBytes(size));
+        line(in); // the CRLF after the chunk
+        size = Integer.parseInt(line(in).trim(), 16);
+      }
+      line(in); // the CRLF after the last (empty) chunk
+    } else {
+      body.write(in.readNBytes(length));
     }
-    return new String[] {status, new String(body)};
+    return new String[] {status, body.toString(StandardCharsets.UTF_8)};
+  }
+
+  /** One CRLF-terminated line of the response head, without the CRLF. */
+  private static String line(InputStream in) throws Exception {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    for (int b = in.read(); b != '\n'; b = in.read()) {
+      if (b < 0) {
+        throw new EOFException("connection closed mid-line: " + line);
+      }
+      if (b != '\r') {
+        line.write(b);
+      }
+    }
+    return line.toString(StandardCharsets.US_ASCII);
   }
 
   /**

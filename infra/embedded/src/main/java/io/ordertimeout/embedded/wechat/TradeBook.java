@@ -205,18 +205,59 @@ final class TradeBook {
 
   /** The test control behind WeChatPaySimulator.pay: the user completed payment. */
   synchronized TradeSnapshot markPaid(String outTradeNo) {
-    SimulatedTrade trade = require(outTradeNo);
-    if (trade.state != TradeState.NOTPAY && trade.state != TradeState.USERPAYING) {
-      throw new IllegalStateException("cannot pay " + outTradeNo + " in state " + trade.state);
-    }
-    if (trade.timeExpire != null && clock.instant().isAfter(trade.timeExpire)) {
-      throw new IllegalStateException(
-          "cannot pay " + outTradeNo + ": time_expire " + trade.timeExpireText + " passed");
-    }
+    SimulatedTrade trade = payable(outTradeNo, "pay");
     trade.state = TradeState.SUCCESS;
     trade.transactionId = "42" + WeChatCrypto.digits(26);
     trade.successTime = clock.instant().truncatedTo(ChronoUnit.SECONDS);
     return trade.snapshot();
+  }
+
+  /**
+   * The trade, if the payer could pay it now: NOTPAY or USERPAYING, time_expire not passed.
+   *
+   * @throws IllegalArgumentException no such trade
+   * @throws IllegalStateException "cannot {action} {out_trade_no} in state CLOSED", or expired
+   */
+  synchronized void requirePayable(String outTradeNo, String action) {
+    payable(outTradeNo, action);
+  }
+
+  /** As {@link #requirePayable} without the time_expire check: a payment may still come. */
+  synchronized void requireUnpaid(String outTradeNo, String action) {
+    unpaid(outTradeNo, action);
+  }
+
+  private SimulatedTrade payable(String outTradeNo, String action) {
+    SimulatedTrade trade = unpaid(outTradeNo, action);
+    if (trade.timeExpire != null && clock.instant().isAfter(trade.timeExpire)) {
+      throw new IllegalStateException(
+          "cannot "
+              + action
+              + " "
+              + outTradeNo
+              + ": time_expire "
+              + trade.timeExpireText
+              + " passed");
+    }
+    return trade;
+  }
+
+  private SimulatedTrade unpaid(String outTradeNo, String action) {
+    SimulatedTrade trade = require(outTradeNo);
+    if (trade.state != TradeState.NOTPAY && trade.state != TradeState.USERPAYING) {
+      throw new IllegalStateException(
+          "cannot " + action + " " + outTradeNo + " in state " + trade.state);
+    }
+    return trade;
+  }
+
+  /** The trade, if paid and not refunded: a payment notification can be sent again. */
+  synchronized void requireSuccess(String outTradeNo, String action) {
+    SimulatedTrade trade = require(outTradeNo);
+    if (trade.state != TradeState.SUCCESS) {
+      throw new IllegalStateException(
+          "cannot " + action + " " + outTradeNo + " in state " + trade.state + " (not SUCCESS)");
+    }
   }
 
   synchronized void markUserPaying(String outTradeNo) {

@@ -11,11 +11,13 @@ import java.security.PrivateKey;
 import java.security.PublicKey;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Deque;
 import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -24,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -67,8 +70,19 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private final Map<Endpoint, Deque<Fault>> faults = new EnumMap<>(Endpoint.class);
   private final Map<Endpoint, Duration> latencies = new ConcurrentHashMap<>();
   private volatile Duration hangTime = Duration.ofSeconds(10);
-  private volatile Duration notificationDelay = Duration.ZERO;
-  private volatile int notificationCopies = 1;
+  private final NotificationControls notices = new NotificationControls();
+
+  /** Late payments of each trade, in the order they were asked for; guarded by itself. */
+  private final Map<String, List<LatePayment>> latePayments = new HashMap<>();
+
+  /** Runs late payments; one thread, so two due at the same moment run in the order asked. */
+  private final ScheduledExecutorService payer =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "wechatpay-sim-payer");
+            t.setDaemon(true);
+            return t;
+          });
 
   private WeChatPaySimulator(Clock clock) throws IOException {
     this.clock = clock;
@@ -91,6 +105,8 @@ public final class WeChatPaySimulator implements AutoCloseable {
             });
     server.setExecutor(httpThreads);
     server.createContext("/", new ApiHandler(this, book, clock));
+    // the longest matching prefix wins, and no WeChat API path starts with /_sim
+    server.createContext(ControlHandler.PREFIX, new ControlHandler(this));
     server.start();
   }
 
@@ -197,16 +213,72 @@ public final class WeChatPaySimulator implements AutoCloseable {
     book.markUserPaying(outTradeNo);
   }
 
+  /**
+   * The payer pays {@code delay} from now, as {@link #pay} would then: a trade closed or past its
+   * time_expire by then is refused, and {@link #latePayments} says so. Answers when it is due.
+   *
+   * @throws IllegalArgumentException no such trade, or a delay outside 1 ms..24 h
+   * @throws IllegalStateException the trade could not be paid even now (closed, paid, expired)
+   */
+  public Instant payLater(String outTradeNo, Duration delay) {
+    if (delay.toMillis() < 1 || delay.compareTo(NotificationControls.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException("a late payment's delay must be 1ms..24h, was " + delay);
+    }
+    book.requirePayable(outTradeNo, "pay");
+    Instant due = clock.instant().plus(delay);
+    int index;
+    synchronized (latePayments) {
+      List<LatePayment> list = latePayments.computeIfAbsent(outTradeNo, k -> new ArrayList<>());
+      list.add(LatePayment.pending(due));
+      index = list.size() - 1;
+    }
+    payer.schedule(() -> payNow(outTradeNo, index), delay.toMillis(), TimeUnit.MILLISECONDS);
+    return due;
+  }
+
+  private void payNow(String outTradeNo, int index) {
+    LatePayment outcome;
+    try {
+      pay(outTradeNo);
+      outcome = latePayment(outTradeNo, index).paid();
+    } catch (IllegalStateException e) {
+      outcome = latePayment(outTradeNo, index).refused(e.getMessage());
+    }
+    synchronized (latePayments) {
+      latePayments.get(outTradeNo).set(index, outcome);
+    }
+  }
+
+  private LatePayment latePayment(String outTradeNo, int index) {
+    synchronized (latePayments) {
+      return latePayments.get(outTradeNo).get(index);
+    }
+  }
+
+  /** The late payments asked for this trade, oldest first. */
+  public List<LatePayment> latePayments(String outTradeNo) {
+    synchronized (latePayments) {
+      return List.copyOf(latePayments.getOrDefault(outTradeNo, List.of()));
+    }
+  }
+
   public Optional<TradeSnapshot> trade(String outTradeNo) {
     return book.snapshot(outTradeNo);
   }
 
   private void scheduleNotifications(List<String> outTradeNos) {
     for (String outTradeNo : outTradeNos) {
-      for (int copy = 0; copy < notificationCopies; copy++) {
-        sender.schedule(notification(outTradeNo), outTradeNo, notificationDelay);
-      }
+      scheduleNotifications(outTradeNo, 0);
     }
+  }
+
+  /** Lost copies are simply not scheduled: the webhook never hears of them, not even a retry. */
+  private int scheduleNotifications(String outTradeNo, int copiesOverride) {
+    NotificationControls.Plan plan = notices.plan(outTradeNo, copiesOverride);
+    for (int copy = 0; copy < plan.delivered(); copy++) {
+      sender.schedule(notification(outTradeNo), outTradeNo, plan.delay());
+    }
+    return plan.delivered();
   }
 
   // ---- notification controls ----
@@ -221,16 +293,75 @@ public final class WeChatPaySimulator implements AutoCloseable {
     sender.retryScale(factor);
   }
 
-  /** Each payment's notification is delivered {@code copies} times, each with its own retries. */
+  /**
+   * Each payment's notification is delivered {@code copies} (1..100) times, each with its own
+   * retries.
+   */
   public void setNotificationCopies(int copies) {
-    if (copies < 1) {
-      throw new IllegalArgumentException("copies must be >= 1, was " + copies);
-    }
-    this.notificationCopies = copies;
+    notices.copies(copies);
   }
 
+  /** The first attempt of each payment's notification waits {@code delay} (0..24 h). */
   public void setNotificationDelay(Duration delay) {
-    this.notificationDelay = delay;
+    notices.delay(delay);
+  }
+
+  /**
+   * The next {@code count} notifications of any trade are lost, retries included (0 loses none);
+   * replaces an earlier count. A trade's own count ({@link #loseNotifications(String, int)}) is
+   * used up first.
+   */
+  public void loseNotifications(int count) {
+    notices.lose(count);
+  }
+
+  /**
+   * The next {@code count} notifications of this trade's payment are lost, retries included.
+   *
+   * @throws IllegalStateException the trade is already paid (its notification is out) or closed
+   */
+  public void loseNotifications(String outTradeNo, int count) {
+    NotificationControls.checkLose(count);
+    book.requireUnpaid(outTradeNo, "lose the notification of");
+    notices.lose(outTradeNo, count);
+  }
+
+  /** As {@link #setNotificationCopies(int)} for this trade's payment only. */
+  public void setNotificationCopies(String outTradeNo, int copies) {
+    NotificationControls.checkCopies(copies);
+    book.requireUnpaid(outTradeNo, "repeat the notification of");
+    notices.copies(outTradeNo, copies);
+  }
+
+  /** As {@link #setNotificationDelay(Duration)} for this trade's payment only. */
+  public void setNotificationDelay(String outTradeNo, Duration delay) {
+    NotificationControls.checkDelay(delay);
+    book.requireUnpaid(outTradeNo, "delay the notification of");
+    notices.delay(outTradeNo, delay);
+  }
+
+  /**
+   * WeChat notifies a paid trade again: {@code copies} more notifications, each with its own id and
+   * retries, after the trade's delay and subject to the lose counters. Answers how many were sent.
+   *
+   * @throws IllegalStateException the trade is not SUCCESS
+   */
+  public int resendNotification(String outTradeNo, int copies) {
+    NotificationControls.checkCopies(copies);
+    book.requireSuccess(outTradeNo, "resend the notification of");
+    return scheduleNotifications(outTradeNo, copies);
+  }
+
+  NotificationControls.Settings notificationSettings() {
+    return notices.global();
+  }
+
+  NotificationControls.Settings notificationSettings(String outTradeNo) {
+    return notices.of(outTradeNo);
+  }
+
+  NotificationControls.Counts notificationCounts(String outTradeNo) {
+    return notices.counts(outTradeNo);
   }
 
   /** A correct notification for the trade's current state, to alter for attack tests. */
@@ -276,6 +407,30 @@ public final class WeChatPaySimulator implements AutoCloseable {
     }
   }
 
+  /** Drops every fault not yet answered; answers how many there were. */
+  public int clearFaults() {
+    int cleared = 0;
+    for (Deque<Fault> queue : faults.values()) {
+      synchronized (queue) {
+        cleared += queue.size();
+        queue.clear();
+      }
+    }
+    return cleared;
+  }
+
+  /** The faults still to answer, per endpoint, in the order they will be answered. */
+  public Map<Endpoint, List<Fault>> pendingFaults() {
+    Map<Endpoint, List<Fault>> pending = new EnumMap<>(Endpoint.class);
+    faults.forEach(
+        (endpoint, queue) -> {
+          synchronized (queue) {
+            pending.put(endpoint, List.copyOf(queue));
+          }
+        });
+    return pending;
+  }
+
   public int callCount(Endpoint endpoint) {
     return calls.get(endpoint).get();
   }
@@ -316,6 +471,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   public void close() {
     stopping.countDown();
     server.stop(0);
+    payer.shutdownNow();
     sender.close();
     httpThreads.shutdownNow();
   }

@@ -1,0 +1,468 @@
+package io.ordertimeout.embedded.wechat;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.sun.net.httpserver.HttpServer;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.BooleanSupplier;
+import java.util.stream.Stream;
+import javax.crypto.Cipher;
+import javax.crypto.spec.GCMParameterSpec;
+import javax.crypto.spec.SecretKeySpec;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The simulator's control routes (/_sim/...) on the wire, against a started simulator and a test
+ * webhook that records what arrives: the state of the trade before and after each control, what the
+ * webhook received, and what WeChat's own query answers.
+ */
+class SimulatorControlRoutesTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpClient http = HttpClient.newHttpClient();
+  private final List<Received> received = new CopyOnWriteArrayList<>();
+  private WeChatPaySimulator wechat;
+  private HttpServer webhook;
+
+  /** One notification as the webhook got it, its signature checked and its resource decrypted. */
+  record Received(boolean signatureValid, String notificationId, JsonNode transaction) {
+    String outTradeNo() {
+      return transaction.path("out_trade_no").asText();
+    }
+  }
+
+  @BeforeEach
+  void start() throws Exception {
+    wechat = WeChatPaySimulator.start();
+    webhook = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    webhook.createContext(
+        "/notify",
+        exchange -> {
+          try (exchange) {
+            String body =
+                new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
+            received.add(read(exchange.getRequestHeaders()::getFirst, body));
+            exchange.sendResponseHeaders(204, -1);
+          }
+        });
+    webhook.start();
+    wechat.setWebhookUrl(
+        URI.create("http://127.0.0.1:" + webhook.getAddress().getPort() + "/notify"));
+  }
+
+  @AfterEach
+  void stop() {
+    webhook.stop(0);
+    wechat.close();
+  }
+
+  // ---- pay, pay late ----
+
+  @Test
+  void payMakesTheTradeSuccessAndDeliversOneSignedNotification() throws Exception {
+    prepay("ctl-pay-1");
+    JsonNode before = get("/_sim/trades/ctl-pay-1");
+
+    HttpResponse<String> paid = control("POST", "/_sim/trades/ctl-pay-1/pay", "");
+    await(() -> received.size() == 1, "one notification at the webhook");
+    await(() -> wechat.deliveries().size() == 1, "the simulator's record of its delivery");
+    JsonNode after = get("/_sim/trades/ctl-pay-1");
+
+    assertThat(before.path("state").asText()).isEqualTo("NOTPAY");
+    assertThat(before.path("amountFen").asLong()).isEqualTo(1_000);
+    assertThat(before.path("notifications").path("sent").asInt()).isZero();
+    assertThat(paid.statusCode()).isEqualTo(200);
+    assertThat(json(paid).path("state").asText()).isEqualTo("SUCCESS");
+    assertThat(after.path("state").asText()).isEqualTo("SUCCESS");
+    assertThat(after.path("transactionId").asText()).matches("42\\d{26}");
+    assertThat(after.path("notifications").path("sent").asInt()).isEqualTo(1);
+    assertThat(after.path("notifications").path("deliveries").get(0).path("status").asInt())
+        .isEqualTo(204);
+    Received notification = received.get(0);
+    assertThat(notification.signatureValid()).isTrue();
+    assertThat(notification.outTradeNo()).isEqualTo("ctl-pay-1");
+    assertThat(notification.transaction().path("trade_state").asText()).isEqualTo("SUCCESS");
+    assertThat(wechat.callCount(Endpoint.QUERY)).isZero(); // controls are not WeChat API calls
+  }
+
+  @Test
+  void payWithADelayLeavesTheTradeUnpaidUntilDueThenPaysAndNotifies() throws Exception {
+    prepay("ctl-late-1");
+
+    HttpResponse<String> asked =
+        control("POST", "/_sim/trades/ctl-late-1/pay", "{\"delay\":\"300ms\"}");
+    JsonNode pending = json(asked);
+    await(() -> received.size() == 1, "the late payment's notification");
+    JsonNode after = get("/_sim/trades/ctl-late-1");
+
+    assertThat(asked.statusCode()).isEqualTo(202);
+    assertThat(pending.path("state").asText()).isEqualTo("NOTPAY");
+    assertThat(pending.path("latePayments").get(0).path("outcome").asText()).isEqualTo("PENDING");
+    assertThat(after.path("state").asText()).isEqualTo("SUCCESS");
+    assertThat(after.path("latePayments").get(0).path("outcome").asText()).isEqualTo("PAID");
+    assertThat(received.get(0).outTradeNo()).isEqualTo("ctl-late-1");
+  }
+
+  @Test
+  void aLatePaymentOfATradeClosedMeanwhileIsRefusedAndNotifiesNothing() throws Exception {
+    prepay("ctl-late-2");
+    control("POST", "/_sim/trades/ctl-late-2/pay", "{\"delay\":\"300ms\"}");
+
+    int closed = wechatCall("POST", "/v3/pay/transactions/out-trade-no/ctl-late-2/close", true);
+    await(
+        () -> wechat.latePayments("ctl-late-2").get(0).outcome() != LatePayment.Outcome.PENDING,
+        "the late payment to fall due");
+    JsonNode after = get("/_sim/trades/ctl-late-2");
+
+    assertThat(closed).isEqualTo(204);
+    assertThat(after.path("state").asText()).isEqualTo("CLOSED");
+    JsonNode late = after.path("latePayments").get(0);
+    assertThat(late.path("outcome").asText()).isEqualTo("REFUSED");
+    assertThat(late.path("detail").asText()).isEqualTo("cannot pay ctl-late-2 in state CLOSED");
+    assertThat(after.path("notifications").path("sent").asInt()).isZero();
+  }
+
+  // ---- lose, repeat, delay ----
+
+  @Test
+  void aLostNotificationIsNotDeliveredButWeChatsQueryShowsSuccess() throws Exception {
+    prepay("ctl-lost-1");
+    prepay("ctl-lost-2");
+
+    HttpResponse<String> lose =
+        control("POST", "/_sim/trades/ctl-lost-1/notifications", "{\"lose\":1}");
+    control("POST", "/_sim/trades/ctl-lost-1/pay", "");
+    control("POST", "/_sim/trades/ctl-lost-2/pay", "");
+    // one sender thread, no delays: ctl-lost-1's would have left before ctl-lost-2's arrived
+    await(() -> received.size() == 1, "the second trade's notification");
+    JsonNode after = get("/_sim/trades/ctl-lost-1");
+    HttpResponse<String> query =
+        wechatGet("/v3/pay/transactions/out-trade-no/ctl-lost-1?mchid=" + wechat.mchid());
+
+    assertThat(json(lose).path("notifications").path("toLose").asInt()).isEqualTo(1);
+    assertThat(received).extracting(Received::outTradeNo).containsExactly("ctl-lost-2");
+    assertThat(after.path("notifications").path("lost").asInt()).isEqualTo(1);
+    assertThat(after.path("notifications").path("sent").asInt()).isZero();
+    assertThat(after.path("notifications").path("toLose").asInt()).isZero();
+    assertThat(after.path("notifications").path("deliveries")).isEmpty();
+    assertThat(query.statusCode()).isEqualTo(200);
+    assertThat(json(query).path("trade_state").asText()).isEqualTo("SUCCESS");
+  }
+
+  @Test
+  void losingTheNextNotificationOfAnyTradeLosesExactlyOne() throws Exception {
+    prepay("ctl-any-1");
+    prepay("ctl-any-2");
+
+    JsonNode settings = json(control("POST", "/_sim/notifications", "{\"lose\":1}"));
+    control("POST", "/_sim/trades/ctl-any-1/pay", "");
+    control("POST", "/_sim/trades/ctl-any-2/pay", "");
+    await(() -> received.size() == 1, "the second trade's notification");
+
+    assertThat(settings.path("toLose").asInt()).isEqualTo(1);
+    assertThat(received).extracting(Received::outTradeNo).containsExactly("ctl-any-2");
+    assertThat(get("/_sim/notifications").path("toLose").asInt()).isZero();
+    assertThat(get("/_sim/trades/ctl-any-1").path("notifications").path("lost").asInt())
+        .isEqualTo(1);
+  }
+
+  @Test
+  void copiesArriveThatManyTimesAndAResendOfAPaidTradeArrivesAgain() throws Exception {
+    prepay("ctl-copies-1");
+
+    JsonNode set =
+        json(control("POST", "/_sim/trades/ctl-copies-1/notifications", "{\"copies\":3}"));
+    control("POST", "/_sim/trades/ctl-copies-1/pay", "");
+    await(() -> received.size() == 3, "three copies");
+    HttpResponse<String> resend =
+        control("POST", "/_sim/trades/ctl-copies-1/notifications/resend", "{\"copies\":2}");
+    await(() -> received.size() == 5, "two more after the resend");
+
+    assertThat(set.path("notifications").path("copies").asInt()).isEqualTo(3);
+    assertThat(resend.statusCode()).isEqualTo(202);
+    assertThat(received).extracting(Received::outTradeNo).containsOnly("ctl-copies-1");
+    assertThat(received).allMatch(Received::signatureValid);
+    assertThat(received).extracting(Received::notificationId).doesNotHaveDuplicates();
+    assertThat(get("/_sim/trades/ctl-copies-1").path("notifications").path("sent").asInt())
+        .isEqualTo(5);
+  }
+
+  @Test
+  void aDelayedNotificationIsHeldBackByItsDelay() throws Exception {
+    prepay("ctl-delay-1");
+
+    JsonNode set =
+        json(control("POST", "/_sim/trades/ctl-delay-1/notifications", "{\"delay\":\"400ms\"}"));
+    Instant paidAt = Instant.now();
+    control("POST", "/_sim/trades/ctl-delay-1/pay", "");
+    await(() -> received.size() == 1, "the delayed notification");
+    Instant arrived = Instant.now();
+
+    assertThat(set.path("notifications").path("delay").asText()).isEqualTo("400ms");
+    assertThat(Duration.between(paidAt, arrived)).isGreaterThanOrEqualTo(Duration.ofMillis(400));
+  }
+
+  // ---- faults ----
+
+  @Test
+  void anInjectedFaultAnswersItsCountThenClearsAndDeleteDropsTheRest() throws Exception {
+    prepay("ctl-fault-1");
+    String close = "/v3/pay/transactions/out-trade-no/ctl-fault-1/close";
+
+    HttpResponse<String> inject =
+        control(
+            "POST",
+            "/_sim/faults",
+            "{\"endpoint\":\"close\",\"fault\":\"SYSTEM_ERROR\",\"count\":2}");
+    int first = wechatCall("POST", close, true);
+    int second = wechatCall("POST", close, true);
+    int third = wechatCall("POST", close, true);
+    control("POST", "/_sim/faults", "{\"endpoint\":\"QUERY\",\"fault\":\"FREQUENCY_LIMITED\"}");
+    JsonNode cleared = json(control("DELETE", "/_sim/faults", ""));
+    HttpResponse<String> query =
+        wechatGet("/v3/pay/transactions/out-trade-no/ctl-fault-1?mchid=" + wechat.mchid());
+
+    assertThat(inject.statusCode()).isEqualTo(200);
+    assertThat(json(inject).path("pending").path("CLOSE").toString())
+        .isEqualTo("[\"SYSTEM_ERROR\",\"SYSTEM_ERROR\"]");
+    assertThat(List.of(first, second, third)).containsExactly(500, 500, 204);
+    assertThat(cleared.path("cleared").asInt()).isEqualTo(1);
+    assertThat(cleared.path("pending")).isEmpty();
+    assertThat(query.statusCode()).isEqualTo(200);
+    assertThat(json(query).path("trade_state").asText()).isEqualTo("CLOSED");
+  }
+
+  // ---- refused controls ----
+
+  static Stream<Arguments> badInput() {
+    return Stream.of(
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "{\"delay\":\"soon\"}", "INVALID_FIELD"),
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "{\"delay\":\"0s\"}", "INVALID_FIELD"),
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "{\"delay\":30}", "INVALID_FIELD"),
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "{\"dealy\":\"1s\"}", "UNKNOWN_FIELD"),
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "pay it", "INVALID_JSON"),
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "[1]", "INVALID_JSON"),
+        Arguments.of(
+            "POST", "/_sim/trades/ctl-bad-1/notifications", "{\"copies\":0}", "INVALID_FIELD"),
+        Arguments.of(
+            "POST",
+            "/_sim/trades/ctl-bad-1/notifications",
+            "{\"copies\":3,\"delay\":\"1 minute\"}",
+            "INVALID_FIELD"),
+        Arguments.of("POST", "/_sim/trades/ctl-bad-1/notifications", "{}", "MISSING_FIELD"),
+        Arguments.of("POST", "/_sim/notifications", "{\"lose\":-1}", "INVALID_FIELD"),
+        Arguments.of(
+            "POST", "/_sim/notifications", "{\"lose\":2,\"copies\":\"3\"}", "INVALID_FIELD"),
+        Arguments.of("POST", "/_sim/notifications", "{\"delay\":\"25h\"}", "INVALID_FIELD"),
+        Arguments.of(
+            "POST",
+            "/_sim/faults",
+            "{\"endpoint\":\"CANCEL\",\"fault\":\"HANG\"}",
+            "INVALID_FIELD"),
+        Arguments.of(
+            "POST",
+            "/_sim/faults",
+            "{\"endpoint\":\"CLOSE\",\"fault\":\"SYSTEM_ERROR\",\"count\":0}",
+            "INVALID_FIELD"),
+        Arguments.of("POST", "/_sim/faults", "{\"fault\":\"SYSTEM_ERROR\"}", "MISSING_FIELD"),
+        Arguments.of("GET", "/_sim/trades/has%20space", "", "INVALID_FIELD"));
+  }
+
+  @ParameterizedTest(name = "{0} {1} {2} -> 400 {3}")
+  @MethodSource("badInput")
+  void badInputIs400WithAClearMessageAndChangesNothing(
+      String method, String path, String body, String code) throws Exception {
+    prepay("ctl-bad-1");
+    String before = state("ctl-bad-1");
+
+    HttpResponse<String> response = control(method, path, body);
+
+    assertThat(response.statusCode()).isEqualTo(400);
+    JsonNode error = json(response).path("error");
+    assertThat(error.path("code").asText()).isEqualTo(code);
+    assertThat(error.path("message").asText()).isNotBlank();
+    assertThat(state("ctl-bad-1")).isEqualTo(before);
+  }
+
+  @Test
+  void anUnknownTradeOrRouteIs404AndAWrongMethod405() throws Exception {
+    HttpResponse<String> show = control("GET", "/_sim/trades/ctl-none-1", "");
+    HttpResponse<String> pay = control("POST", "/_sim/trades/ctl-none-1/pay", "");
+    HttpResponse<String> route = control("POST", "/_sim/trades/ctl-none-1/refund", "");
+    HttpResponse<String> method = control("PUT", "/_sim/faults", "");
+
+    assertThat(show.statusCode()).isEqualTo(404);
+    assertThat(json(show).path("error").path("code").asText()).isEqualTo("TRADE_NOT_FOUND");
+    assertThat(json(show).path("error").path("message").asText())
+        .startsWith("no trade ctl-none-1 in the simulator");
+    assertThat(pay.statusCode()).isEqualTo(404);
+    assertThat(wechat.trade("ctl-none-1")).isEmpty();
+    assertThat(route.statusCode()).isEqualTo(404);
+    assertThat(json(route).path("error").path("code").asText()).isEqualTo("NO_SUCH_CONTROL");
+    assertThat(method.statusCode()).isEqualTo(405);
+  }
+
+  @Test
+  void aControlTheTradesStateForbidsIs409AndChangesNothing() throws Exception {
+    prepay("ctl-state-1");
+    control("POST", "/_sim/trades/ctl-state-1/pay", "");
+    await(() -> received.size() == 1, "the payment's notification");
+    String before = state("ctl-state-1");
+
+    HttpResponse<String> payAgain = control("POST", "/_sim/trades/ctl-state-1/pay", "");
+    HttpResponse<String> lose =
+        control("POST", "/_sim/trades/ctl-state-1/notifications", "{\"lose\":1}");
+
+    assertThat(payAgain.statusCode()).isEqualTo(409);
+    assertThat(json(payAgain).path("error").path("message").asText())
+        .isEqualTo("cannot pay ctl-state-1 in state SUCCESS");
+    assertThat(lose.statusCode()).isEqualTo(409);
+    assertThat(state("ctl-state-1")).isEqualTo(before);
+  }
+
+  // ---- helpers ----
+
+  /** Everything a control could change: the trade, the global settings, the pending faults. */
+  private String state(String outTradeNo) throws Exception {
+    return get("/_sim/trades/" + outTradeNo)
+        + "|"
+        + get("/_sim/notifications")
+        + "|"
+        + get("/_sim/faults")
+        + "|"
+        + received.size();
+  }
+
+  private void prepay(String outTradeNo) throws Exception {
+    ObjectNode request =
+        JSON.createObjectNode()
+            .put("appid", wechat.appid())
+            .put("mchid", wechat.mchid())
+            .put("description", "control test")
+            .put("out_trade_no", outTradeNo)
+            .put("notify_url", "http://127.0.0.1/notify");
+    request.putObject("amount").put("total", 1_000).put("currency", "CNY");
+    request.putObject("payer").put("openid", "oCtlPayer");
+    String body = request.toString();
+    HttpResponse<String> response =
+        http.send(
+            signed("POST", "/v3/pay/transactions/jsapi", body)
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+  }
+
+  private HttpResponse<String> control(String method, String path, String body) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(wechat.baseUrl() + path))
+            .method(method, HttpRequest.BodyPublishers.ofString(body))
+            .build();
+    return http.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private JsonNode get(String path) throws Exception {
+    HttpResponse<String> response = control("GET", path, "");
+    assertThat(response.statusCode()).as(path + " " + response.body()).isEqualTo(200);
+    return json(response);
+  }
+
+  private int wechatCall(String method, String url, boolean withMchid) throws Exception {
+    String body = withMchid ? "{\"mchid\":\"" + wechat.mchid() + "\"}" : "";
+    HttpRequest request =
+        signed(method, url, body).method(method, HttpRequest.BodyPublishers.ofString(body)).build();
+    return http.send(request, HttpResponse.BodyHandlers.ofString()).statusCode();
+  }
+
+  private HttpResponse<String> wechatGet(String url) throws Exception {
+    return http.send(signed("GET", url, "").GET().build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** A request signed with the merchant key, as the SDK signs it. */
+  private HttpRequest.Builder signed(String method, String url, String body) {
+    String ts = String.valueOf(Instant.now().getEpochSecond());
+    String nonce = WeChatCrypto.nonce(32);
+    String signature =
+        WeChatCrypto.sign(
+            wechat.merchantPrivateKey(),
+            method + "\n" + url + "\n" + ts + "\n" + nonce + "\n" + body + "\n");
+    String authorization =
+        String.format(
+            "%s mchid=\"%s\",nonce_str=\"%s\",timestamp=\"%s\",serial_no=\"%s\",signature=\"%s\"",
+            NotificationBuilder.SIGNATURE_TYPE,
+            wechat.mchid(),
+            nonce,
+            ts,
+            wechat.merchantSerialNumber(),
+            signature);
+    return HttpRequest.newBuilder(URI.create(wechat.baseUrl() + url))
+        .header("Authorization", authorization)
+        .header("Content-Type", "application/json");
+  }
+
+  /** Checks the Wechatpay-* signature with the platform key and decrypts the resource. */
+  private Received read(java.util.function.UnaryOperator<String> header, String body)
+      throws java.io.IOException {
+    String message =
+        header.apply("Wechatpay-Timestamp")
+            + "\n"
+            + header.apply("Wechatpay-Nonce")
+            + "\n"
+            + body
+            + "\n";
+    boolean valid =
+        WeChatCrypto.verify(
+            wechat.platformPublicKey(), message, header.apply("Wechatpay-Signature"));
+    JsonNode root = JSON.readTree(body);
+    JsonNode resource = root.path("resource");
+    try {
+      Cipher cipher = Cipher.getInstance("AES/GCM/NoPadding");
+      cipher.init(
+          Cipher.DECRYPT_MODE,
+          new SecretKeySpec(wechat.apiV3Key().getBytes(StandardCharsets.UTF_8), "AES"),
+          new GCMParameterSpec(
+              128, resource.path("nonce").asText().getBytes(StandardCharsets.UTF_8)));
+      cipher.updateAAD(resource.path("associated_data").asText().getBytes(StandardCharsets.UTF_8));
+      byte[] plain =
+          cipher.doFinal(Base64.getDecoder().decode(resource.path("ciphertext").asText()));
+      return new Received(valid, root.path("id").asText(), JSON.readTree(plain));
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException("could not decrypt notification " + root.path("id"), e);
+    }
+  }
+
+  private static JsonNode json(HttpResponse<String> response) throws Exception {
+    return JSON.readTree(response.body());
+  }
+
+  /** Polls every 10 ms for up to 10 s; fails naming what it waited for. */
+  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("waited 10 s for " + what);
+      }
+      Thread.sleep(10);
+    }
+  }
+}
