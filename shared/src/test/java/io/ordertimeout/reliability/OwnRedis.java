@@ -6,7 +6,9 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -89,7 +91,32 @@ final class OwnRedis implements AutoCloseable {
     } finally {
       admin.shutdown(Duration.ZERO, Duration.ofSeconds(1));
     }
+    // The process is stopped forcibly (onShutdownForceStop), so stopping it while SHUTDOWN SAVE is
+    // still writing would lose the data: on a loaded machine the write took long enough that the
+    // restarted Redis came back empty and the test's orders were never closed. Wait (10 s at most)
+    // until the RDB file is written and the port is closed, i.e. the process has really exited.
+    long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while ((!Files.exists(dir.resolve("dump.rdb")) || portOpen()) && System.nanoTime() < until) {
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted waiting for own Redis to save and exit", e);
+      }
+    }
+    if (!Files.exists(dir.resolve("dump.rdb"))) {
+      throw new IllegalStateException("own Redis on port " + port + " wrote no RDB file in 10 s");
+    }
     stopProcess(); // the process has exited; its RDB file stays for startAgain()
+  }
+
+  private boolean portOpen() {
+    try (Socket probe = new Socket()) {
+      probe.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 200);
+      return true;
+    } catch (IOException refused) {
+      return false;
+    }
   }
 
   @Override
