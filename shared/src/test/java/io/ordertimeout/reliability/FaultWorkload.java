@@ -107,9 +107,9 @@ final class FaultWorkload {
   }
 
   /**
-   * Stand-in for io.ordertimeout.compensation.Compensator (being written; the lead switches this
-   * call to it): re-schedules every UNPAID order's timer from MySQL's expire_at, which is what
-   * compensation does for timers lost with Redis. Answers how many it scheduled.
+   * The one step of compensation these tests need, run on their own schedule: re-schedules every
+   * UNPAID order's timer from MySQL's expire_at, as compensation does for timers lost with Redis
+   * (the full pass is CompensatorTest's). Answers how many it scheduled.
    */
   static int rescheduleUnpaidFromMySql(TestStack stack) {
     Map<String, Long> deadlines =

@@ -11,8 +11,8 @@ import java.util.function.BooleanSupplier;
 /**
  * The Lambda context of one local invocation: a fresh request id and a real countdown from the
  * function's template Timeout. When the stack is stopping the remaining time reads 0, so a
- * long-running loop (the sweep runs until its remaining time falls under a 5 s margin) ends its
- * current pass and returns instead of holding Ctrl-C for a minute.
+ * long-running loop (the sweep runs until its remaining time falls under its margin, see
+ * config.Waits) ends its current pass and returns instead of holding Ctrl-C for a minute.
  */
 final class LocalContext implements Context {
   private final String requestId = UUID.randomUUID().toString();
