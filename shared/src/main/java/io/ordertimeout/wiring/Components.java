@@ -275,8 +275,21 @@ public final class Components implements AutoCloseable {
             new ShardLeases(redis.sync()),
             config.stream().consumerSlots(),
             time,
-            metrics),
+            metrics,
+            compensationMargin()),
         settings);
+  }
+
+  /**
+   * How much of its invocation a compensation pass leaves unused: the largest unit of work it
+   * starts after a check is one page's close (the WeChat step, then both close transactions at
+   * their worst), and the sweep's margin already is those transactions plus 1 s for the report and
+   * the metrics flush. 29 s with the defaults (10 s + 19 s), 19 s without WeChat Pay.
+   */
+  public Duration compensationMargin() {
+    return config
+        .invocationMargin()
+        .plus(gateway == null ? Duration.ZERO : config.waits().weChatStep());
   }
 
   /** The order HTTP API's entry point. */
