@@ -2,6 +2,7 @@ package io.ordertimeout.aws;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.ordertimeout.mysql.Database;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -50,6 +51,13 @@ public final class SnapStartHooks implements Resource {
 
   @Override
   public void afterRestore(Context<? extends Resource> context) {
+    try {
+      // the snapshot may be older than the last rotation of the DB secret
+      Database.logins(dataSource).reload();
+    } catch (RuntimeException e) {
+      // the login held may still work; a refused one is re-read again on the first 1045
+      log.warn("after restore: DB secret not re-read ({})", e.toString());
+    }
     dataSource.getHikariPoolMXBean().softEvictConnections();
     try (Connection c = dataSource.getConnection()) {
       c.isValid(2);

@@ -20,6 +20,8 @@ import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.http.PlaceOrderRequests;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.Database;
+import io.ordertimeout.mysql.DbLogin;
+import io.ordertimeout.mysql.LoginSource;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.ServerCheck;
 import io.ordertimeout.mysql.Tx;
@@ -112,14 +114,24 @@ public final class Components implements AutoCloseable {
    * orders are never closed without WeChat's word).
    */
   public Components(OtcConfig config, TimeSource timeOverride, PaymentGateway gateway) {
+    this(config, timeOverride, gateway, null);
+  }
+
+  /**
+   * As above; {@code logins} is where the pool re-reads its login when MySQL refuses it (a rotated
+   * secret), null: the configured login never changes.
+   */
+  public Components(
+      OtcConfig config, TimeSource timeOverride, PaymentGateway gateway, LoginSource logins) {
     // every property once, secrets masked (HikariCP logs its pool config the same way at start)
     log.info("configuration: {}", config);
     this.config = config;
+    DbLogin login = new DbLogin(config.mysqlUser(), config.mysqlPassword());
     this.dataSource =
         Database.pool(
             config.mysqlUrl(),
-            config.mysqlUser(),
-            config.mysqlPassword(),
+            login,
+            logins == null ? LoginSource.fixed(login) : logins,
             config.dbPoolSize(),
             "otc-" + config.keyPrefix(),
             config.waits().lockWaitSeconds(),
@@ -181,7 +193,9 @@ public final class Components implements AutoCloseable {
   public static Components fromEnvironment() {
     Map<String, String> env = System.getenv();
     OtcConfig config = ConfigLoader.fromEnvironment(env);
-    Components app = new Components(config, null, gatewayFromEnvironment(env, config.waits()));
+    Components app =
+        new Components(
+            config, null, gatewayFromEnvironment(env, config.waits()), ConfigLoader.dbLogins(env));
     SnapStartHooks.register(app.dataSource(), app.redis().sync());
     return app;
   }
