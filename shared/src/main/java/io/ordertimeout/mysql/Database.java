@@ -126,6 +126,9 @@ public final class Database {
     // connection.
     cfg.setMaxLifetime(240_000);
     cfg.setIdleTimeout(120_000);
+    // SnapStart's beforeCheckpoint suspends the pool so it does not refill itself with a
+    // connection that would go into the snapshot (aws.SnapStartHooks)
+    cfg.setAllowPoolSuspension(true);
     cfg.setAutoCommit(true);
     cfg.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     return cfg;

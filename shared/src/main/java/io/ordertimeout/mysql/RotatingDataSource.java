@@ -6,7 +6,12 @@ import java.sql.Driver;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Properties;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.slf4j.LoggerFactory;
@@ -40,6 +45,9 @@ public final class RotatingDataSource implements DataSource {
   private volatile DbLogin login;
   private long lastReloadNanos;
   private long reloads;
+
+  /** Every connection this made, until garbage: SnapStart waits for them all to be closed. */
+  private final Set<Connection> made = Collections.newSetFromMap(new WeakHashMap<>());
 
   public RotatingDataSource(String jdbcUrl, DbLogin login, LoginSource source) {
     this.jdbcUrl = jdbcUrl;
@@ -112,6 +120,25 @@ public final class RotatingDataSource implements DataSource {
     return reload();
   }
 
+  /** How many connections this made are still open (the pool closes evicted ones on a thread). */
+  public int openConnections() {
+    List<Connection> all;
+    synchronized (made) {
+      all = new ArrayList<>(made);
+    }
+    int open = 0;
+    for (Connection c : all) {
+      try {
+        if (!c.isClosed()) {
+          open++;
+        }
+      } catch (SQLException e) {
+        // a connection that cannot answer isClosed() is broken: not open
+      }
+    }
+    return open;
+  }
+
   static boolean isAccessDenied(SQLException e) {
     for (Throwable t = e; t != null; t = t.getCause()) {
       if (t instanceof SQLException s
@@ -130,6 +157,9 @@ public final class RotatingDataSource implements DataSource {
     Connection c = driver.connect(jdbcUrl, props);
     if (c == null) {
       throw new SQLException("no JDBC driver accepts " + jdbcUrl, "08001");
+    }
+    synchronized (made) {
+      made.add(c);
     }
     return c;
   }

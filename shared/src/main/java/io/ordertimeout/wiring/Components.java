@@ -196,7 +196,7 @@ public final class Components implements AutoCloseable {
     Components app =
         new Components(
             config, null, gatewayFromEnvironment(env, config.waits()), ConfigLoader.dbLogins(env));
-    SnapStartHooks.register(app.dataSource(), app.redis().sync());
+    SnapStartHooks.register(app.dataSource(), app.redis());
     return app;
   }
 

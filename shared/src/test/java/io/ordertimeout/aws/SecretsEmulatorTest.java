@@ -160,7 +160,7 @@ class SecretsEmulatorTest {
       admin.putSecretValue(
           r -> r.secretId(arn).secretString(json(Map.of("username", user, "password", "pw-3"))));
       long reloads = Database.logins(app.dataSource()).reloads();
-      new SnapStartHooks(app.dataSource(), app.redis().sync()).afterRestore(null);
+      new SnapStartHooks(app.dataSource(), app.redis()).afterRestore(null);
 
       assertThat(Database.logins(app.dataSource()).login().password()).isEqualTo("pw-3");
       assertThat(Database.logins(app.dataSource()).reloads()).isEqualTo(reloads + 1);
