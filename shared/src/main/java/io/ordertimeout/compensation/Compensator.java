@@ -344,18 +344,11 @@ public final class Compensator {
         "statuses of " + ids.size() + " orders",
         c -> {
           Map<String, String> out = new LinkedHashMap<>();
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT order_id, status FROM orders WHERE order_id IN ("
-                      + Sql.placeholders(ids.size())
-                      + ")")) {
-            Sql.bind(ps, 1, ids);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.put(rs.getString("order_id"), rs.getString("status"));
-              }
-            }
-          }
+          Sql.selectIn(
+              c,
+              "SELECT order_id, status FROM orders WHERE order_id IN (%s)",
+              ids,
+              rs -> out.put(rs.getString("order_id"), rs.getString("status")));
           return out;
         });
   }

@@ -3,6 +3,8 @@ package io.ordertimeout.mysql;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.close.CloseResult;
+import io.ordertimeout.compensation.CompensationReport;
+import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.config.Waits;
 import io.ordertimeout.domain.CloseReason;
@@ -32,12 +34,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a 500-order close batch sends, read from MariaDB's general log (written to a table for the
- * test): no statement text above RDS Proxy's 16 KB pinning threshold, and no SET but of the session
- * variables RDS Proxy tracks without pinning (AWS, "Avoiding pinning an RDS Proxy": What RDS Proxy
- * tracks for RDS for MariaDB and RDS for MySQL databases). The lock wait comes from the server, as
- * behind the proxy (its initialization query or the parameter group), so the pool runs with
- * OTC_DB_SET_LOCK_WAIT=false.
+ * What a 500-order close batch and a compensation pass over those orders send, read from MariaDB's
+ * general log (written to a table for the test): no statement text above RDS Proxy's 16 KB pinning
+ * threshold, and no SET but of the session variables RDS Proxy tracks without pinning (AWS,
+ * "Avoiding pinning an RDS Proxy": What RDS Proxy tracks for RDS for MariaDB and RDS for MySQL
+ * databases). The lock wait comes from the server, as behind the proxy (its initialization query or
+ * the parameter group), so the pool runs with OTC_DB_SET_LOCK_WAIT=false.
  */
 class RdsProxyPinningTest {
   /** The variables the AWS page lists as tracked; setting them at session scope does not pin. */
@@ -99,7 +101,8 @@ class RdsProxyPinningTest {
   }
 
   @Test
-  void aFiveHundredOrderCloseSendsNoStatementOver16KbAndOnlyTrackedSets() throws SQLException {
+  void aFiveHundredOrderCloseAndACompensationPassSendNoStatementOver16KbAndOnlyTrackedSets()
+      throws SQLException {
     OtcConfig base = TestStack.testConfig(servers, schema, servers.newKeyPrefix("pinning"));
     Waits w = base.waits();
     OtcConfig config =
@@ -146,9 +149,14 @@ class RdsProxyPinningTest {
       asRoot("SET GLOBAL general_log = 1");
 
       CloseResult result = app.closer().close(ids, CloseReason.TIMEOUT);
+      // and a compensation pass, whose ledger audit reads the 500 orders' rows by id
+      CompensationReport audit = app.newCompensator(CompensationSettings.defaults()).run();
 
       asRoot("SET GLOBAL general_log = 0");
       assertThat(result.closed()).hasSize(500);
+      assertThat(audit.count("orders_audited")).isEqualTo(500);
+      assertThat(audit.flags()).isEmpty();
+      assertThat(audit.failures()).isEmpty();
       List<String> sent = logged();
       assertThat(sent).as("the close's statements were logged").isNotEmpty();
       assertThat(sent.stream().mapToInt(Statements::utf8).max().orElseThrow())
