@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
-import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
@@ -57,11 +56,8 @@ class PrepayRouteTest {
   }
 
   private APIGatewayV2HTTPResponse prepay(String orderId, String body) {
-    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(POST_EVENT);
-    event.setRawPath("/orders/" + orderId + "/prepay");
-    event.setRouteKey("POST /orders/{id}/prepay");
-    event.setPathParameters(java.util.Map.of("id", orderId));
-    event.setBody(body);
+    APIGatewayV2HTTPEvent event =
+        ApiEvents.route(OrderApiHandler.PREPAY).id(orderId).body(body).build();
     return handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
   }
 

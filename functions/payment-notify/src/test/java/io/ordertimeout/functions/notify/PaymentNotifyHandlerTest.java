@@ -108,6 +108,36 @@ class PaymentNotifyHandlerTest {
   }
 
   @Test
+  void aGenuineNotificationUnderAnotherRouteKeyIsRefusedAndChangesNothing() {
+    paidOrder("route-000001", null);
+    SignedNotification n = wechat.notification("route-000001").build();
+    List<String> dbBefore = stack.databaseState();
+    List<String> redisBefore = stack.redisState();
+
+    APIGatewayV2HTTPEvent otherRoute = event(n, false);
+    otherRoute.setRouteKey("POST /wechatpay/refund-notify");
+    APIGatewayV2HTTPEvent otherMethod = event(n, false);
+    otherMethod.setRouteKey("GET /wechatpay/notify");
+    APIGatewayV2HTTPEvent catchAll = event(n, false);
+    catchAll.setRouteKey("$default");
+
+    assertThat(
+            handler.handleRequest(otherRoute, new LambdaTestContext("n", 10_000)).getStatusCode())
+        .isEqualTo(404);
+    assertThat(
+            handler.handleRequest(otherMethod, new LambdaTestContext("n", 10_000)).getStatusCode())
+        .isEqualTo(405);
+    assertThat(handler.handleRequest(catchAll, new LambdaTestContext("n", 10_000)).getStatusCode())
+        .isEqualTo(404);
+    assertThat(stack.databaseState()).isEqualTo(dbBefore);
+    assertThat(stack.redisState()).isEqualTo(redisBefore);
+    assertThat(status("route-000001")).isEqualTo("UNPAID|");
+    // the same notification under the template's routeKey is the one that pays
+    assertThat(deliver(n).getStatusCode()).isEqualTo(204);
+    assertThat(status("route-000001")).isEqualTo("PAID|");
+  }
+
+  @Test
   void theSampleEventItselfIsRefusedAsItsSignatureIsNotOurs() throws Exception {
     APIGatewayV2HTTPResponse r =
         handler.handleRequest(
