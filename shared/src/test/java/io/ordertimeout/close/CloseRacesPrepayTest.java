@@ -1,5 +1,6 @@
 package io.ordertimeout.close;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -113,10 +114,7 @@ class CloseRacesPrepayTest {
         threads.submit(() -> prepays.prepay(orderId, OPEN_ID, null));
     awaitPrepayAtWeChat(gateway, prepay);
     if (reason == CloseReason.TIMEOUT) {
-      stack.update(
-          "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-              + " WHERE order_id = ?",
-          orderId);
+      expireNow(stack, orderId);
     }
     // Right after the closer's first WeChat close (no trade yet), the prepay completes.
     gateway.afterFirstClose =

@@ -1,5 +1,6 @@
 package io.ordertimeout.close;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
@@ -55,14 +56,8 @@ class OrderCloserWeChatTest {
   private String duePrepaid(String orderId, String couponId) {
     stack.place(orderId, "u1", 600, couponId, new OrderItem("sku-a", 2));
     stack.app().prepays().prepay(orderId, OPEN_ID, null);
-    expireNow(orderId);
+    expireNow(stack, orderId);
     return orderId;
-  }
-
-  private void expireNow(String orderId) {
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3)) WHERE order_id = ?",
-        orderId);
   }
 
   private CloseResult close(String... ids) {
@@ -76,7 +71,7 @@ class OrderCloserWeChatTest {
   @Test
   void neverPrepaidOrdersMakeNoWeChatCall() {
     stack.place("plain-0001", "u1", 600, null, new OrderItem("sku-a", 1));
-    expireNow("plain-0001");
+    expireNow(stack, "plain-0001");
     int queries = wechat.callCount(Endpoint.QUERY);
     int closes = wechat.callCount(Endpoint.CLOSE);
 

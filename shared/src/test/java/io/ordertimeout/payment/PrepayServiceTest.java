@@ -1,5 +1,6 @@
 package io.ordertimeout.payment;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -114,9 +115,7 @@ class PrepayServiceTest {
     stack.place("ord-pp-closed", "u1", 600, null, new OrderItem("sku-a", 1));
     stack.app().closer().close(List.of("ord-pp-closed"), CloseReason.USER_CANCEL);
     stack.place("ord-pp-due", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'ord-pp-due'");
+    expireNow(stack, "ord-pp-due");
     List<String> before = stack.databaseState();
     int calls = wechat.callCount(Endpoint.PREPAY);
 

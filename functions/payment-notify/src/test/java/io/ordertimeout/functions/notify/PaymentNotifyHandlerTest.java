@@ -1,5 +1,6 @@
 package io.ordertimeout.functions.notify;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
@@ -296,9 +297,7 @@ class PaymentNotifyHandlerTest {
   void aNotificationBeforeTheCloseWinsAndTheCloseMakesNoWeChatCall() {
     paidOrder("before-0001", "cp-1");
     assertThat(deliver(wechat.notification("before-0001").build()).getStatusCode()).isEqualTo(204);
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'before-0001'");
+    expireNow(stack, "before-0001");
     int calls = wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE);
 
     var result = stack.app().closer().close(List.of("before-0001"), CloseReason.TIMEOUT);
