@@ -9,47 +9,29 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.SignedNotification;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.payment.NotificationService;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Step 2 of the close path through the real SDK against the WeChat Pay simulator. */
-class OrderCloserWeChatTest {
-  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
-
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+class OrderCloserWeChatTest extends WeChatStackFixture {
+  @Override
+  protected TestStack newStack() {
+    // 500 ms read timeout: a hanging WeChat call fails fast enough for a test
+    return TestStack.withWeChat("closer-wx", wechat, Duration.ofMillis(500));
   }
 
   @BeforeEach
-  void setUp() {
-    // 500 ms read timeout: a hanging WeChat call fails fast enough for a test
-    stack = TestStack.withWeChat("closer-wx", wechat, Duration.ofMillis(500));
+  void seed() {
     stack.seedSku("sku-a", 5_000);
     stack.seedCoupon("cp-1", "u1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   /** Places and prepays an order, then moves its deadline just behind the DB's now. */
@@ -177,10 +159,15 @@ class OrderCloserWeChatTest {
   void aPaymentDuringTheCloseIsAppliedOnceAndTheOrderNeverCloses() throws Exception {
     duePrepaid("pp-race-0001", "cp-1");
     wechat.setLatency(Endpoint.CLOSE, Duration.ofMillis(400));
+    int closes = wechat.callCount(Endpoint.CLOSE);
     try {
       CompletableFuture<CloseResult> closing =
           CompletableFuture.supplyAsync(() -> close("pp-race-0001"));
-      Thread.sleep(150); // the closer has queried NOTPAY and waits on its close call
+      // the simulator counts a call on arrival, before its 400 ms latency: the closer has queried
+      // NOTPAY and waits on its close call
+      Await.until(
+          "the closer's WeChat close call arrived",
+          () -> wechat.callCount(Endpoint.CLOSE) > closes);
       wechat.pay("pp-race-0001");
       SignedNotification n = wechat.notification("pp-race-0001").build();
       NotificationService.Result notified =

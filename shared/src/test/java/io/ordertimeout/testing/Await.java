@@ -6,6 +6,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionFactory;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The one way tests wait: poll a real outcome (a row, a key, a counter) until it holds, instead of
@@ -44,6 +45,20 @@ public final class Await {
 
   public static void until(String what, BooleanSupplier condition) {
     until(what, DEFAULT_TIMEOUT, condition);
+  }
+
+  /**
+   * Like {@code await.until(condition)}, but answers false instead of failing when the timeout
+   * passes: for callers whose own assertions afterwards report what was left undone (e.g. the
+   * orders still UNPAID), or that go on by design.
+   */
+  public static boolean reached(ConditionFactory await, Callable<Boolean> condition) {
+    try {
+      await.until(condition);
+      return true;
+    } catch (ConditionTimeoutException e) {
+      return false;
+    }
   }
 
   /** Waits until {@code value} satisfies {@code test} and returns the value that did. */
