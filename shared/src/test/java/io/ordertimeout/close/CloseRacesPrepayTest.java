@@ -8,11 +8,11 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.TradeState;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.payment.PrepayService;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.wechat.MiniProgramPayment;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentNotification;
@@ -30,9 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -48,25 +46,16 @@ import org.junit.jupiter.api.Test;
  * prepay's WeChat call until the closer's first close call has answered, and that close call
  * returns only after the prepay has finished.
  */
-class CloseRacesPrepayTest {
-  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
+class CloseRacesPrepayTest extends WeChatStackFixture {
   private ExecutorService threads;
 
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+  @Override
+  protected TestStack newStack() {
+    return TestStack.withWeChat("close-race", wechat);
   }
 
   @BeforeEach
   void setUp() {
-    stack = TestStack.withWeChat("close-race", wechat);
     stack.seedSku("sku-a", 100);
     stack.seedCoupon("cp-1", "u1");
     threads = Executors.newCachedThreadPool();
@@ -75,8 +64,6 @@ class CloseRacesPrepayTest {
   @AfterEach
   void tearDown() {
     threads.shutdownNow();
-    stack.assertInvariants();
-    stack.close();
   }
 
   @Test

@@ -20,12 +20,12 @@ public abstract class WeChatStackFixture {
   protected TestStack stack;
 
   @BeforeAll
-  static void startWeChat() {
+  protected static void startWeChat() {
     wechat = WeChatPaySimulator.start();
   }
 
   @AfterAll
-  static void stopWeChat() {
+  protected static void stopWeChat() {
     wechat.close();
   }
 
@@ -33,12 +33,12 @@ public abstract class WeChatStackFixture {
   protected abstract TestStack newStack();
 
   @BeforeEach
-  final void createStack() {
+  protected final void createStack() {
     stack = newStack();
   }
 
   @AfterEach
-  final void checkInvariantsAndCloseStack() {
+  protected final void checkInvariantsAndCloseStack() {
     stack.assertInvariants();
     stack.close();
   }
