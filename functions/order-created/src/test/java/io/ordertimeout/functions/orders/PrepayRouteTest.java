@@ -1,5 +1,6 @@
 package io.ordertimeout.functions.orders;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
@@ -116,9 +117,7 @@ class PrepayRouteTest {
     wechat.pay("paid-000001");
     stack.app().closer().close(List.of("paid-000001"), CloseReason.USER_CANCEL); // -> paid path
     stack.place("expired-001", "u1", 600, null, new OrderItem("sku-tea", 1));
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'expired-001'");
+    expireNow(stack, "expired-001");
     int prepays = wechat.callCount(Endpoint.PREPAY);
 
     APIGatewayV2HTTPResponse closed = prepay("closed-0001", openIdBody());
