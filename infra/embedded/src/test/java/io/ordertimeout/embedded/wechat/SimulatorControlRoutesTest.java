@@ -328,6 +328,8 @@ class SimulatorControlRoutesTest {
     prepay("ctl-state-1");
     control("POST", "/_sim/trades/ctl-state-1/pay", "");
     await(() -> received.size() == 1, "the payment's notification");
+    // The receiver answers before the simulator records the delivery: the snapshot waits for both.
+    await(() -> wechat.deliveries().size() == 1, "the simulator's record of its delivery");
     String before = state("ctl-state-1");
 
     HttpResponse<String> payAgain = control("POST", "/_sim/trades/ctl-state-1/pay", "");
