@@ -55,8 +55,12 @@ public final class AdminRoutes {
   }
 
   private Object route(APIGatewayV2HTTPEvent event) {
-    String operator = operator(event);
     Request r = new Request(event);
+    if (!ROUTES.contains(r.routeKey)) {
+      throw new AdminRefusal(
+          AdminRefusal.Kind.NOT_FOUND, "ROUTE_NOT_FOUND", "no admin route '" + r.routeKey + "'");
+    }
+    String operator = operator(event);
     return switch (r.routeKey) {
       case "GET /admin/dead-letters" -> ops.deadLetters().list(filter(r));
       case "GET /admin/dead-letters/{id}" -> ops.deadLetters().show(r.longPath("id"));
