@@ -21,8 +21,9 @@ import java.util.Map;
 
 /**
  * An order's whole story for an operator: its rows in MySQL (order, items, ledger, coupon,
- * snapshot, dead letters, compensation flags, admin actions), its timer in Redis with score and
- * claim lease, the stream entries pending for it, and on request WeChat's trade state. Read-only.
+ * snapshot, paid-after-close case, dead letters, compensation flags, admin actions), its timer in
+ * Redis with score and claim lease, the stream entries pending for it, and on request WeChat's
+ * trade state. Read-only.
  */
 public final class OrderStory {
   /**
@@ -92,6 +93,9 @@ public final class OrderStory {
                 + " WHERE o.order_id = ?",
             orderId));
     story.put("snapshot", Rows.all(c, "SELECT * FROM order_snapshots WHERE order_id = ?", orderId));
+    story.put(
+        "paidAfterClose",
+        Rows.all(c, "SELECT * FROM paid_after_close WHERE order_id = ?", orderId));
     story.put("deadLetters", deadLetters.ofOrder(c, orderId));
     story.put(
         "compensationFlags",
