@@ -6,8 +6,11 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.admin.AdminOps;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.http.AdminRoutes;
+import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.DeadLetters.DeadLetter;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.stream.OrderEvent;
@@ -133,6 +136,29 @@ class AdminHandlerTest {
     assertThat(body(report).has("counts")).isTrue();
     assertThat(stack.dump("SELECT action, subject FROM admin_actions"))
         .containsExactly("compensate|compensation|");
+  }
+
+  @Test
+  void aDatabaseOutageAnswers503AndAnUnexpectedFailure500WithTheRequestId() throws Exception {
+    TestStack down = TestStack.create("admin-fn-down");
+    AdminHandler onClosedPool =
+        new AdminHandler(down.app().adminRoutes(CompensationSettings.defaults()));
+    down.close(); // the pool is closed: every query fails as the database being away would
+    AdminHandler broken =
+        new AdminHandler(
+            new AdminRoutes(new AdminOps(null, null, null, null, null, null, new Metrics())));
+
+    APIGatewayV2HTTPResponse unavailable =
+        onClosedPool.handleRequest(
+            event("admin-order-story.json"), new LambdaTestContext("admin", 29_000));
+    APIGatewayV2HTTPResponse internal =
+        broken.handleRequest(
+            event("admin-order-story.json"), new LambdaTestContext("admin", 29_000));
+
+    assertThat(unavailable.getStatusCode()).isEqualTo(503);
+    assertThat(body(unavailable).at("/error/code").asText()).isEqualTo("UNAVAILABLE");
+    assertThat(internal.getStatusCode()).isEqualTo(500);
+    assertThat(body(internal).at("/error/message").asText()).startsWith("internal error; request ");
   }
 
   private void assertRefused(APIGatewayV2HTTPEvent event, int status, String code)
