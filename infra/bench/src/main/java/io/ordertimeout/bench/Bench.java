@@ -14,10 +14,10 @@ import java.util.Map;
  * printed, never asserted; only correctness decides the exit code.
  *
  * <p>Run: {@code ./mvnw -q -pl infra/bench -am verify -DskipTests -Pbench -Dbench.args="--scale 0.1
- * --scenario S1,S2,S3 --system otc,redisson,cron-1s,cron-30s,raw-sql"}. Other options: --orders N
- * (every scenario), --time-scale F (S1 spread, S3 backlog age and cron periods), --batch,
- * --parallelism (0: as OrderTimeout wires it), --pool, --shards, --raw-threads, --raw-batch,
- * --max-drain-seconds, --out DIR (default bench-results).
+ * --scenario S1,S2,S3 --system otc,redisson,zset-100ms,cron-1s,cron-30s,raw-sql"}. Other options:
+ * --orders N (every scenario), --time-scale F (S1 spread, S3 backlog age and cron periods),
+ * --batch, --parallelism (0: as OrderTimeout wires it), --pool, --shards, --raw-threads,
+ * --raw-batch, --max-drain-seconds, --out DIR (default bench-results).
  */
 public final class Bench {
   private Bench() {}
@@ -81,11 +81,29 @@ public final class Bench {
 
   private static void describeSystems(Map<String, String> d, BenchSettings settings) {
     d.put("otc", "this system (TimeoutSweeper, Redis timer index, OrderCloser)");
-    d.put("redisson", "Redisson RDelayedQueue -> 1 worker closing one order per transaction");
+    d.put(
+        "redisson",
+        "Redisson RDelayedQueue -> "
+            + settings.dbPool()
+            + " workers (one per DB connection), each poll(100 ms) + poll("
+            + (settings.sweepBatch() - 1)
+            + "), one OrderCloser.close per batch");
+    d.put(
+        "zset-100ms",
+        "the seed's design: one sorted set, ZRANGEBYSCORE .. LIMIT 0 "
+            + ZsetScanSystem.PAGE
+            + " every "
+            + ZsetScanSystem.PERIOD_MILLIS
+            + " ms, ZREM, then "
+            + settings.dbPool()
+            + " workers closing chunks with OrderCloser");
     d.put(
         "cron-1s / cron-30s",
-        "scan of overdue UNPAID orders every 1 s / 30 s (x time-scale), OrderCloser in batches of "
-            + CronScanSystem.BATCH);
+        "scan of overdue UNPAID orders every 1 s / 30 s (x time-scale), up to "
+            + settings.dbPool()
+            + " batches of "
+            + CronScanSystem.BATCH
+            + " per scan closed in parallel, one OrderCloser.close each");
     d.put(
         "raw-sql",
         "ceiling: the same DB writes as raw batched SQL, "

@@ -21,7 +21,7 @@ record BenchSettings(
     Path out) {
 
   static final List<String> ALL_SYSTEMS =
-      List.of("otc", "redisson", "cron-1s", "cron-30s", "raw-sql");
+      List.of("otc", "redisson", "zset-100ms", "cron-1s", "cron-30s", "raw-sql");
 
   static BenchSettings parse(String[] args) {
     return new BenchSettings(

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.HdrHistogram.Histogram;
 
@@ -35,10 +36,20 @@ final class CellRunner {
 
   CellResult run(Scenario scenario, List<Scenario.Order> orders, String systemName)
       throws Exception {
-    String schema = servers.createSchema("bench_" + scenario.name() + "_" + systemName);
+    return run(scenario, orders, systemName, app -> newSystem(systemName, app));
+  }
+
+  /** Runs a system built by {@code factory} (tests run deliberately broken baselines this way). */
+  CellResult run(
+      Scenario scenario,
+      List<Scenario.Order> orders,
+      String label,
+      Function<Components, ClosingSystem> factory)
+      throws Exception {
+    String schema = servers.createSchema("bench_" + scenario.name() + "_" + label);
     try (Components app = new Components(config(schema))) {
       BenchSeeder.seed(app.dataSource(), orders);
-      try (ClosingSystem system = newSystem(systemName, app)) {
+      try (ClosingSystem system = factory.apply(app)) {
         return measure(scenario, orders, app, system);
       }
     } finally {
@@ -65,9 +76,19 @@ final class CellRunner {
     return switch (name) {
       case "otc" -> new OtcSystem(app, settings.parallelism());
       case "redisson" ->
-          new RedissonSystem(app, servers.redisUri(), app.config().keyPrefix() + ":redisson");
-      case "cron-1s" -> new CronScanSystem(app, name, settings.cronPeriodMillis(1_000));
-      case "cron-30s" -> new CronScanSystem(app, name, settings.cronPeriodMillis(30_000));
+          new RedissonSystem(
+              app,
+              servers.redisUri(),
+              app.config().keyPrefix() + ":redisson",
+              settings.dbPool(),
+              settings.sweepBatch());
+      case "zset-100ms" ->
+          new ZsetScanSystem(
+              app, servers.redisUri(), app.config().keyPrefix() + ":zset", settings.dbPool());
+      case "cron-1s" ->
+          new CronScanSystem(app, name, settings.cronPeriodMillis(1_000), settings.dbPool());
+      case "cron-30s" ->
+          new CronScanSystem(app, name, settings.cronPeriodMillis(30_000), settings.dbPool());
       case "raw-sql" ->
           new RawSqlSystem(app.dataSource(), settings.rawThreads(), settings.rawBatch());
       default ->
