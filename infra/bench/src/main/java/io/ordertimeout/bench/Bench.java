@@ -55,6 +55,13 @@ public final class Bench {
       }
     }
     describeSystems(descriptions, settings);
+    String placement =
+        settings.placeOrders() > 0
+            ? PlacementAllocation.measure(servers, settings, settings.placeOrders())
+            : "placement allocation not measured (--place-orders 0)";
+    if (print) {
+      System.out.println(placement);
+    }
     String header =
         "# order-timeout bench, "
             + Instant.now()
@@ -68,7 +75,11 @@ public final class Bench {
             + " exec:java also Maven's own idle threads and JIT warm-up; Redis and MariaDB run in"
             + " their own processes); every run shares the JVM, its VmHWM reset to the current RSS"
             + " before each run, so peak RSS includes the heap earlier runs left. Lag = closed_at - max(expire_at, run start), read"
-            + " from MySQL for TIMEOUT closes. Load = 1-min load average after the run.";
+            + " from MySQL for TIMEOUT closes. Load = 1-min load average after the run. alloc"
+            + " KB/close = bytes every thread of this JVM allocated from the closer's start to the"
+            + " drain (payer and drain poller included) / TIMEOUT closes; GCs / GC ms = collections"
+            + " and their time (pauses; G1's concurrent cycles excluded) over the same span.\n\n"
+            + placement;
     Report.write(settings.out(), header, results, descriptions);
     if (print) {
       System.out.println();

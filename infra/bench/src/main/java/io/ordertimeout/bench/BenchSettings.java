@@ -18,6 +18,7 @@ record BenchSettings(
     int rawThreads,
     int rawBatch,
     long maxDrainSeconds,
+    int placeOrders,
     Path out) {
 
   static final List<String> ALL_SYSTEMS =
@@ -37,6 +38,7 @@ record BenchSettings(
         Integer.parseInt(arg(args, "--raw-threads", "2")),
         Integer.parseInt(arg(args, "--raw-batch", "500")),
         Long.parseLong(arg(args, "--max-drain-seconds", "600")),
+        Integer.parseInt(arg(args, "--place-orders", "2000")),
         Path.of(arg(args, "--out", "bench-results")));
   }
 

@@ -57,7 +57,7 @@ final class CellRunner {
     }
   }
 
-  private OtcConfig config(String schema) {
+  OtcConfig config(String schema) {
     Map<String, String> env = new HashMap<>();
     env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
     env.put("OTC_MYSQL_USER", servers.mysqlUser());
@@ -126,6 +126,7 @@ final class CellRunner {
               + " ms (lag counted from run start)");
     }
     long cpuBefore = ProcStats.cpuNanos();
+    JvmMeter meter = JvmMeter.start();
     system.start();
     Payer payer = new Payer(ds, orders, baseEpoch, system::onPaid);
     if (payer.planned() > 0) {
@@ -134,6 +135,8 @@ final class CellRunner {
     }
     long lastDeadline = deadlines.values().stream().mapToLong(Long::longValue).max().orElse(0);
     boolean drained = awaitDrain(ds, lastDeadline);
+    // read before stop(): the closer's threads must be alive to be counted (see JvmMeter)
+    JvmMeter.Figures jvm = meter.read();
     system.stop();
     payer.stop();
     long cpuNanos = ProcStats.cpuNanos() - cpuBefore;
@@ -162,6 +165,7 @@ final class CellRunner {
         peakKb,
         (redisAfter - redisBefore) / (double) orders.size(),
         payer.paid(),
+        jvm,
         String.join("; ", notes));
   }
 
@@ -197,6 +201,7 @@ final class CellRunner {
       long peakKb,
       double redisPerOrder,
       long paid,
+      JvmMeter.Figures jvm,
       String notes)
       throws SQLException {
     Histogram lag = new Histogram(3_600_000_000L, 3);
@@ -240,6 +245,7 @@ final class CellRunner {
           drained,
           invariants,
           ProcStats.loadAverage(),
+          jvm,
           notes);
     }
   }
