@@ -53,22 +53,24 @@ measure() { # label, base url
   done
 }
 
-echo "starting ./local up on port $OTC_PORT ..." >&2
-./local up --port "$OTC_PORT" >"$OUT/otc-server.log" 2>&1 &
-server_pid=$!
-await_ready "$OUT/otc-server.log" '^ready'
-measure otc "http://127.0.0.1:$OTC_PORT"
-stop_server
+if [[ "${SUMMARY_ONLY:-0}" != 1 ]]; then # SUMMARY_ONLY=1: only re-print the table from $OUT
+  echo "starting ./local up on port $OTC_PORT ..." >&2
+  ./local up --port "$OTC_PORT" >"$OUT/otc-server.log" 2>&1 &
+  server_pid=$!
+  await_ready "$OUT/otc-server.log" '^ready'
+  measure otc "http://127.0.0.1:$OTC_PORT"
+  stop_server
 
-echo "starting RawPlaceServer on port $RAW_PORT ..." >&2
-MAVEN_OPTS="${MAVEN_OPTS:-} -XX:+UseParallelGC" ./mvnw -q -B -pl infra/bench -am verify -DskipTests \
-  -Djacoco.skip=true -Dspotbugs.skip=true -Dspotless.check.skip=true -Dmdep.analyze.skip=true \
-  -Denforcer.skip=true -Pbench -DOTC_LOG_LEVEL=WARN -Dbench.main=RawPlaceServer \
-  -Dbench.args="--port $RAW_PORT" >"$OUT/raw-server.log" 2>&1 &
-server_pid=$!
-await_ready "$OUT/raw-server.log" '^raw-place ready'
-measure raw "http://127.0.0.1:$RAW_PORT"
-stop_server
+  echo "starting RawPlaceServer on port $RAW_PORT ..." >&2
+  MAVEN_OPTS="${MAVEN_OPTS:-} -XX:+UseParallelGC" ./mvnw -q -B -pl infra/bench -am verify \
+    -DskipTests -Djacoco.skip=true -Dspotbugs.skip=true -Dspotless.check.skip=true \
+    -Dmdep.analyze.skip=true -Denforcer.skip=true -Pbench -DOTC_LOG_LEVEL=WARN \
+    -Dbench.main=RawPlaceServer -Dbench.args="--port $RAW_PORT" >"$OUT/raw-server.log" 2>&1 &
+  server_pid=$!
+  await_ready "$OUT/raw-server.log" '^raw-place ready'
+  measure raw "http://127.0.0.1:$RAW_PORT"
+  stop_server
+fi
 
 # wrk prints latency with a unit (us, ms, s): normalise to ms
 field() { # file, awk program printing one value
@@ -91,7 +93,7 @@ to_ms() {
       row="$row | $rps | $p50 | $p99 | $bad"
       eval "${label}_rps=$rps"
     done
-    ratio=$(awk -v a="$otc_rps" -v b="$raw_rps" 'BEGIN { printf "%.0f%%", b > 0 ? 100 * a / b : 0 }')
+    ratio=$(awk -v a="$otc_rps" -v b="$raw_rps" 'BEGIN { printf "%.0f%%", (b > 0 ? 100 * a / b : 0) }')
     loads=$(awk '/^load before/ { b = $(NF-2) } /^load after/ { a = $(NF-2) } END { print b "/" a }' "$OUT/otc-c$c.txt")
     loadr=$(awk '/^load before/ { b = $(NF-2) } /^load after/ { a = $(NF-2) } END { print b "/" a }' "$OUT/raw-c$c.txt")
     echo "$row | $ratio | otc $loads, raw $loadr |"
