@@ -4,10 +4,15 @@
 # schedules, embedded Redis and MariaDB), then the same wrk command against RawPlaceServer, the
 # raw-SQL ceiling of the same placement transaction; prints both and the ratio.
 #
-#   ./local bench --api-wrk                     (or infra/bench/api-wrk.sh)
-#   DURATION=20s CLIENTS="1 16 64" WARMUP=10s ./local bench --api-wrk
+# Then (PHASES "busy") close lag while the API is busy: wrk at BUSY_CLIENTS (64) for BUSY (30 s)
+# against ./local up with timeoutSeconds BUSY_TIMEOUT_S (3), so orders placed early expire while
+# later ones are still being placed; after BUSY_TAIL_S (15 s) for the last to close, the closer's
+# close_lag_ms summary (closed_at - expire_at, every TIMEOUT close) is read from /metrics.
 #
-# Output: bench-results/api-wrk/{otc,raw}-c<N>.txt (wrk's own reports) and summary.md.
+#   ./local bench --api-wrk                     (or infra/bench/api-wrk.sh)
+#   DURATION=20s CLIENTS="1 16 64" WARMUP=10s PHASES="api busy" ./local bench --api-wrk
+#
+# Output: bench-results/api-wrk/{otc,raw}-c<N>.txt (wrk's own reports), busy.txt, summary.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 DURATION=${DURATION:-15s}
@@ -16,6 +21,11 @@ CLIENTS=${CLIENTS:-"1 16 64"}
 OUT=${OUT:-bench-results/api-wrk}
 OTC_PORT=${OTC_PORT:-18080}
 RAW_PORT=${RAW_PORT:-18081}
+PHASES=${PHASES:-"api busy"}
+BUSY=${BUSY:-30s}
+BUSY_CLIENTS=${BUSY_CLIENTS:-64}
+BUSY_TIMEOUT_S=${BUSY_TIMEOUT_S:-3}
+BUSY_TAIL_S=${BUSY_TAIL_S:-15}
 LUA=infra/bench/wrk/place-order.lua
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install wrk)" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -53,7 +63,31 @@ measure() { # label, base url
   done
 }
 
-if [[ "${SUMMARY_ONLY:-0}" != 1 ]]; then # SUMMARY_ONLY=1: only re-print the table from $OUT
+busy() { # base url of a fresh ./local up
+  {
+    echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+    RUN_ID=$(printf '%06d' $((RANDOM * 30 % 1000000))) TIMEOUT_S=$BUSY_TIMEOUT_S \
+      wrk -t 2 -c "$BUSY_CLIENTS" -d "$BUSY" --latency -s "$LUA" "$1"
+    echo "load after wrk: $(cut -d' ' -f1-3 /proc/loadavg)"
+    sleep "$BUSY_TAIL_S"
+    echo "close lag (otc_close_lag_ms, ms) from $1/metrics, ${BUSY_TAIL_S} s after the last placement:"
+    curl -s "$1/metrics" | grep -E '^otc_close_lag_ms|^otc_orders_placed|^otc_orders_closed'
+    echo "load after tail: $(cut -d' ' -f1-3 /proc/loadavg)"
+  } >"$OUT/busy.txt"
+}
+
+if [[ "${SUMMARY_ONLY:-0}" != 1 && " $PHASES " == *" busy "* ]]; then
+  echo "busy scenario: starting ./local up on port $OTC_PORT ..." >&2
+  ./local up --port "$OTC_PORT" >"$OUT/busy-server.log" 2>&1 &
+  server_pid=$!
+  await_ready "$OUT/busy-server.log" '^ready'
+  busy "http://127.0.0.1:$OTC_PORT"
+  stop_server
+  cat "$OUT/busy.txt"
+fi
+
+if [[ "${SUMMARY_ONLY:-0}" != 1 && " $PHASES " == *" api "* ]]; then
+  # SUMMARY_ONLY=1: only re-print the table from $OUT
   echo "starting ./local up on port $OTC_PORT ..." >&2
   ./local up --port "$OTC_PORT" >"$OUT/otc-server.log" 2>&1 &
   server_pid=$!
@@ -79,6 +113,7 @@ field() { # file, awk program printing one value
 to_ms() {
   awk -v v="$1" 'BEGIN { n = v + 0; if (v ~ /us$/) n /= 1000; else if (v ~ /ms$/) n = n; else if (v ~ /s$/) n *= 1000; printf "%.1f", n }'
 }
+[[ " $PHASES " == *" api "* ]] || exit 0
 {
   echo "| clients | otc placements/s | otc p50 ms | otc p99 ms | otc non-2xx | raw-SQL placements/s | raw p50 ms | raw p99 ms | raw non-2xx | otc / raw | load (before/after, 1-min) |"
   echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
