@@ -1,6 +1,8 @@
 package io.ordertimeout.aws;
 
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.mysql.DbLogin;
+import io.ordertimeout.mysql.LoginSource;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -41,6 +43,26 @@ public final class ConfigLoader {
       resolved.put("OTC_MYSQL_URL", db.jdbcUrl(arn));
     }
     return OtcConfig.fromEnvironment(resolved);
+  }
+
+  /**
+   * Where the pool re-reads its login after a rotation: the DB secret, fetched anew on each call
+   * ({@link Secrets#freshJson}); null when no secret is named (the configured login is fixed).
+   */
+  public static LoginSource dbLogins(Map<String, String> env, Supplier<Secrets> secrets) {
+    String arn = blankToNull(env.get(DB_SECRET_ARN));
+    if (arn == null) {
+      return null;
+    }
+    return () -> {
+      DbCredentials db = DbCredentials.parse(arn, secrets.get().freshJson(arn));
+      return new DbLogin(db.username(), db.password());
+    };
+  }
+
+  /** As above, through the environment's one Secrets client. */
+  public static LoginSource dbLogins(Map<String, String> env) {
+    return dbLogins(env, () -> SharedSecrets.get(env));
   }
 
   private static void refusePlainPasswordOnLambda(Map<String, String> env) {

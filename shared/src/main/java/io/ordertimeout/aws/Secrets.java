@@ -17,12 +17,13 @@ import software.amazon.awssdk.services.secretsmanager.SecretsManagerClient;
 import software.amazon.awssdk.services.secretsmanager.SecretsManagerClientBuilder;
 
 /**
- * Reads Secrets Manager secrets once per execution environment and keeps them in memory.
+ * Reads Secrets Manager secrets once per execution environment and keeps them in memory; the DB
+ * secret is read again when MySQL refuses its login (a rotation) and after a SnapStart restore.
  *
  * <p>The HTTP client is the JDK's URLConnection ({@code url-connection-client}): it loads a handful
  * of classes where the Apache client loads ~100 and Netty or the CRT bring thread pools or a native
- * library. Two calls at init is all this client ever makes, so its lower throughput is irrelevant
- * and the ~300 ms it saves in a Java cold start (AWS's own Lambda guidance) is not.
+ * library. Two calls at init and one per rotation is all this client makes, so its lower throughput
+ * is irrelevant and the ~300 ms it saves in a Java cold start (AWS's own Lambda guidance) is not.
  *
  * <p>Nothing here logs or prints a secret value: errors name the secret id only.
  */
@@ -73,11 +74,30 @@ public final class Secrets implements AutoCloseable {
     return cache.computeIfAbsent(secretId, this::fetch);
   }
 
+  /**
+   * The secret's string read from Secrets Manager now, replacing the cached one: after a rotation
+   * (a refused DB login) and after a SnapStart restore, whose snapshot may predate the rotation.
+   */
+  public String freshSecretString(String secretId) {
+    String value = fetch(secretId);
+    cache.put(secretId, value);
+    return value;
+  }
+
   /** The secret's string parsed as a JSON object. */
   public JsonNode json(String secretId) {
+    return parse(secretId, secretString(secretId));
+  }
+
+  /** As {@link #json}, read from Secrets Manager now ({@link #freshSecretString}). */
+  public JsonNode freshJson(String secretId) {
+    return parse(secretId, freshSecretString(secretId));
+  }
+
+  private static JsonNode parse(String secretId, String text) {
     JsonNode node;
     try {
-      node = MAPPER.readTree(secretString(secretId));
+      node = MAPPER.readTree(text);
     } catch (JsonProcessingException e) {
       // the parser's message may quote the secret's text: keep only the position
       throw new SecretUnavailableException(

@@ -1,6 +1,7 @@
 package io.ordertimeout.compensation;
 
 import io.ordertimeout.metrics.Metrics;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /** One scheduled compensation pass with fixed settings; a fresh Compensator per pass. */
@@ -15,6 +16,11 @@ public final class CompensationJob {
 
   public CompensationReport run() {
     return compensators.get().run();
+  }
+
+  /** One pass that stops its work while {@code remainingMillis} still covers the margin. */
+  public CompensationReport run(LongSupplier remainingMillis) {
+    return compensators.get().run(remainingMillis);
   }
 
   public Metrics metrics() {

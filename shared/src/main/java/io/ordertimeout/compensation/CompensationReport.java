@@ -16,6 +16,8 @@ import java.util.TreeMap;
  * @param repairs what was changed with certainty, one entry per repaired subject
  * @param flags what was found and left alone, with the evidence (also in compensation_flags)
  * @param exhausted categories whose page or WeChat budget ran out (the next run continues)
+ * @param skipped categories stopped part-way or never started because the invocation's remaining
+ *     time fell under the pass's margin; their work is left as it was for the next run
  * @param failures categories that failed with an error (the other categories still ran)
  */
 public record CompensationReport(
@@ -26,6 +28,7 @@ public record CompensationReport(
     List<Finding> repairs,
     List<Finding> flags,
     List<String> exhausted,
+    List<String> skipped,
     List<String> failures) {
 
   public CompensationReport {
@@ -33,6 +36,7 @@ public record CompensationReport(
     repairs = List.copyOf(repairs);
     flags = List.copyOf(flags);
     exhausted = List.copyOf(exhausted);
+    skipped = List.copyOf(skipped);
     failures = List.copyOf(failures);
   }
 
@@ -58,6 +62,7 @@ public record CompensationReport(
     metrics.count("compensation_repairs", repairs.size());
     metrics.count("compensation_flags", flags.size());
     metrics.count("compensation_failures", failures.size());
+    metrics.count("compensation_skipped", skipped.size());
     metrics.recordMillis("compensation_duration_ms", durationMs);
   }
 }

@@ -21,7 +21,8 @@ import java.util.Map;
  *     runs: a payment that raced the close shows up at WeChat within seconds.
  * @param notifyGrace a prepaid UNPAID order is queried once its prepay is this old. 60 s: WeChat's
  *     first notification retries come after 15 s and 30 s, so a minute means it was lost.
- * @param wechatBudget WeChat queries per run: ~50 ms each, 2,000 = ~100 s of a 300 s timeout.
+ * @param wechatBudget WeChat queries per run: ~50 ms each, 2,000 = ~100 s of a 240 s timeout (the
+ *     pass also stops before its remaining time runs out, whichever comes first).
  * @param stuckAfter a stream entry pending this long is stuck. 10 min: consumers reclaim idle
  *     entries after 30 s and dead-letter them after 5 deliveries (~2.5 min), so ten minutes means
  *     no consumer is processing it.

@@ -18,6 +18,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
@@ -27,6 +28,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -57,6 +59,11 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code ledger}: see {@link LedgerAudit}.
  * </ol>
  *
+ * <p>A pass is bounded by its invocation's remaining time: before each category, each page and each
+ * WeChat query or single close it checks that {@code margin} is still left, and otherwise stops
+ * there, leaving the rest as it was (every change is a complete transaction or Redis command) and
+ * naming the category in the report's {@code skipped}. The next run, five minutes later, does it.
+ *
  * <p>Every change goes through the same conditional writes as the rest of the system (the closer,
  * the paid path, ZADD/ZREM, compare-and-delete), so a pass running beside sweeps, consumers and
  * another pass only repeats no-ops.
@@ -81,8 +88,12 @@ public final class Compensator {
   private final RedisAudit redisAudit;
   private final WeChatAudit weChatAudit;
   private final LedgerAudit ledgerAudit;
+  private final long marginMillis;
 
-  /** Collaborators of a pass; see OrderTimeout.newCompensator. */
+  /**
+   * Collaborators of a pass; see Components.newCompensator. {@code margin}: no unit of work starts
+   * with less of the invocation left (see Components.compensationMargin for its derivation).
+   */
   public record Parts(
       Tx tx,
       TimerIndex timers,
@@ -94,7 +105,8 @@ public final class Compensator {
       ShardLeases leases,
       int consumerSlots,
       TimeSource time,
-      Metrics metrics) {}
+      Metrics metrics,
+      Duration margin) {}
 
   public Compensator(Parts parts, CompensationSettings settings) {
     this.tx = parts.tx();
@@ -107,13 +119,23 @@ public final class Compensator {
     this.weChatAudit = new WeChatAudit(tx, parts.payments(), parts.gateway(), flags, settings);
     this.redisAudit = new RedisAudit(parts, closer, flags, settings);
     this.ledgerAudit = new LedgerAudit(tx, flags, settings);
+    this.marginMillis = parts.margin().toMillis();
   }
 
-  /** One pass; never throws for a failing category (it is in the report's failures). */
+  /** One pass without a time bound (tests, tools, the bench). */
   public CompensationReport run() {
+    return run(() -> Long.MAX_VALUE);
+  }
+
+  /**
+   * One pass bounded by {@code remainingMillis} (Lambda's remaining time); never throws for a
+   * failing category (it is in the report's failures).
+   */
+  public CompensationReport run(LongSupplier remainingMillis) {
     Instant startedAt = Instant.now();
     long started = System.nanoTime();
-    Tally tally = new Tally(settings.pageBudget(), settings.wechatBudget());
+    Tally tally =
+        new Tally(settings.pageBudget(), settings.wechatBudget(), remainingMillis, marginMillis);
     step(tally, "overdue", () -> closeOverdue(tally));
     step(tally, "unpaid", () -> checkUnpaid(tally));
     step(tally, "dead_letters", () -> redisAudit.deadLetters(tally));
@@ -130,6 +152,9 @@ public final class Compensator {
   }
 
   private static void step(Tally tally, String category, Runnable body) {
+    if (!tally.timeLeft(category)) {
+      return;
+    }
     try {
       body.run();
     } catch (RuntimeException e) {
@@ -160,6 +185,9 @@ public final class Compensator {
     } catch (RuntimeException batchFailure) {
       // One poison order must not keep the page's others open: one at a time, flag what fails.
       for (String id : ids) {
+        if (!tally.timeLeft("overdue")) {
+          return;
+        }
         try {
           record(tally, closer.close(List.of(id), CloseReason.TIMEOUT));
         } catch (RuntimeException e) {
@@ -316,18 +344,11 @@ public final class Compensator {
         "statuses of " + ids.size() + " orders",
         c -> {
           Map<String, String> out = new LinkedHashMap<>();
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "SELECT order_id, status FROM orders WHERE order_id IN ("
-                      + Sql.placeholders(ids.size())
-                      + ")")) {
-            Sql.bind(ps, 1, ids);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.put(rs.getString("order_id"), rs.getString("status"));
-              }
-            }
-          }
+          Sql.selectIn(
+              c,
+              "SELECT order_id, status FROM orders WHERE order_id IN (%s)",
+              ids,
+              rs -> out.put(rs.getString("order_id"), rs.getString("status")));
           return out;
         });
   }

@@ -31,11 +31,14 @@ final class Flags {
           try (PreparedStatement ps =
               c.prepareStatement(
                   "INSERT INTO compensation_flags (kind, subject, evidence) VALUES (?,?,?)"
-                      + " ON DUPLICATE KEY UPDATE evidence = VALUES(evidence),"
+                      // evidence bound again: VALUES(col) is deprecated since MySQL 8.0.20 and
+                      // the row alias that replaces it is not MariaDB syntax
+                      + " ON DUPLICATE KEY UPDATE evidence = ?,"
                       + " last_seen_at = NOW(3), seen_count = seen_count + 1, resolved_at = NULL")) {
             ps.setString(1, kind);
             ps.setString(2, subject);
             ps.setString(3, text);
+            ps.setString(4, text);
             return ps.executeUpdate();
           }
         });

@@ -155,62 +155,44 @@ final class LedgerAudit {
   private static Map<String, Map<String, Integer>> items(Connection c, List<String> ids)
       throws SQLException {
     Map<String, Map<String, Integer>> items = new LinkedHashMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT order_id, sku_id, quantity FROM order_items WHERE order_id IN ("
-                + Sql.placeholders(ids.size())
-                + ")")) {
-      Sql.bind(ps, 1, ids);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          items
-              .computeIfAbsent(rs.getString("order_id"), k -> new TreeMap<>())
-              .put(rs.getString("sku_id"), rs.getInt("quantity"));
-        }
-      }
-    }
+    Sql.selectIn(
+        c,
+        "SELECT order_id, sku_id, quantity FROM order_items WHERE order_id IN (%s)",
+        ids,
+        rs ->
+            items
+                .computeIfAbsent(rs.getString("order_id"), k -> new TreeMap<>())
+                .put(rs.getString("sku_id"), rs.getInt("quantity")));
     return items;
   }
 
   private static Map<String, List<Movement>> ledger(Connection c, List<String> ids)
       throws SQLException {
     Map<String, List<Movement>> ledger = new LinkedHashMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT order_id, sku_id, kind, quantity FROM stock_movements WHERE order_id IN ("
-                + Sql.placeholders(ids.size())
-                + ")")) {
-      Sql.bind(ps, 1, ids);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          ledger
-              .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
-              .add(
-                  new Movement(
-                      rs.getString("sku_id"), rs.getString("kind"), rs.getInt("quantity")));
-        }
-      }
-    }
+    Sql.selectIn(
+        c,
+        "SELECT order_id, sku_id, kind, quantity FROM stock_movements WHERE order_id IN (%s)",
+        ids,
+        rs ->
+            ledger
+                .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
+                .add(
+                    new Movement(
+                        rs.getString("sku_id"), rs.getString("kind"), rs.getInt("quantity"))));
     return ledger;
   }
 
   private static Map<String, Snapshot> snapshots(Connection c, List<String> ids)
       throws SQLException {
     Map<String, Snapshot> snapshots = new LinkedHashMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT order_id, snapshot, checksum FROM order_snapshots WHERE order_id IN ("
-                + Sql.placeholders(ids.size())
-                + ")")) {
-      Sql.bind(ps, 1, ids);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          snapshots.put(
-              rs.getString("order_id"),
-              new Snapshot(rs.getString("snapshot"), rs.getString("checksum")));
-        }
-      }
-    }
+    Sql.selectIn(
+        c,
+        "SELECT order_id, snapshot, checksum FROM order_snapshots WHERE order_id IN (%s)",
+        ids,
+        rs ->
+            snapshots.put(
+                rs.getString("order_id"),
+                new Snapshot(rs.getString("snapshot"), rs.getString("checksum"))));
     return snapshots;
   }
 
@@ -417,20 +399,14 @@ final class LedgerAudit {
    */
   static Map<String, Long> unpaidDemand(Connection c, List<String> skus) throws SQLException {
     Map<String, Long> demand = new TreeMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT oi.sku_id, SUM(oi.quantity) AS demand FROM orders o"
-                + " JOIN order_items oi ON oi.order_id = o.order_id"
-                + " WHERE o.status = 'UNPAID' AND oi.sku_id IN ("
-                + Sql.placeholders(skus.size())
-                + ") GROUP BY oi.sku_id")) {
-      Sql.bind(ps, 1, skus);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          demand.put(rs.getString("sku_id"), rs.getLong("demand"));
-        }
-      }
-    }
+    // one SKU is in one part only, so each part's sums are whole
+    Sql.selectIn(
+        c,
+        "SELECT oi.sku_id, SUM(oi.quantity) AS demand FROM orders o"
+            + " JOIN order_items oi ON oi.order_id = o.order_id"
+            + " WHERE o.status = 'UNPAID' AND oi.sku_id IN (%s) GROUP BY oi.sku_id",
+        skus,
+        rs -> demand.put(rs.getString("sku_id"), rs.getLong("demand")));
     return demand;
   }
 

@@ -236,6 +236,9 @@ final class RedisAudit {
    * retry and, at its delivery limit, dead-letter with its history.
    */
   private void settle(Tally tally, StreamMessage<String, String> entry) {
+    if (!tally.timeLeft("stream")) {
+      return; // stays pending under CONSUMER; a later run claims it once idle stuckAfter
+    }
     OrderEvent event;
     try {
       event = OrderEvent.parse(entry.getBody().get(EventStream.FIELD));
@@ -280,7 +283,8 @@ final class RedisAudit {
     for (int slot = 0; slot < consumerSlots; slot++) {
       keys.add(stream.consumerSlotKey(slot));
     }
-    for (String key : keys) {
+    for (int i = 0; i < keys.size() && tally.timeLeft("leases"); i++) {
+      String key = keys.get(i);
       Long ttl = redis.pttl(key);
       tally.add("leases_checked", 1);
       if (ttl != null && ttl == -1L) {

@@ -98,21 +98,16 @@ final class ReleaseRepair {
   private static String recheckOrders(Connection c, String skuId, List<Missing> missing)
       throws SQLException {
     List<String> ids = new ArrayList<>(missing.stream().map(Missing::orderId).sorted().toList());
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT order_id FROM orders WHERE status = 'CLOSED' AND order_id IN ("
-                + Sql.placeholders(ids.size())
-                + ") ORDER BY order_id FOR UPDATE")) {
-      Sql.bind(ps, 1, ids);
-      int closed = 0;
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          closed++;
-        }
-      }
-      if (closed != ids.size()) {
-        return "an order is no longer CLOSED";
-      }
+    int[] closed = {0};
+    // parts in ascending id order: the same lock order as one statement
+    Sql.selectIn(
+        c,
+        "SELECT order_id FROM orders WHERE status = 'CLOSED' AND order_id IN (%s)"
+            + " ORDER BY order_id FOR UPDATE",
+        ids,
+        rs -> closed[0]++);
+    if (closed[0] != ids.size()) {
+      return "an order is no longer CLOSED";
     }
     for (Missing m : missing) {
       Map<String, Integer> rows = movements(c, m.orderId(), skuId);

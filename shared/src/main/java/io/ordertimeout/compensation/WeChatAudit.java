@@ -53,7 +53,7 @@ final class WeChatAudit {
       return;
     }
     for (Unpaid order : page) {
-      if (order.notifyDue() && tally.wechatQuery()) {
+      if (order.notifyDue() && tally.wechatQuery("unpaid")) {
         PaymentOutcome outcome = applyIfPaid(tally, order.tenantId(), order.orderId());
         if (outcome == PaymentOutcome.PAID) {
           tally.add("lost_notifications_paid", 1);
@@ -78,7 +78,7 @@ final class WeChatAudit {
       String id = afterId;
       List<Closed> page = tx.read("closed prepaid orders", c -> closedPage(c, at, id));
       for (Closed order : page) {
-        if (!tally.wechatQuery()) {
+        if (!tally.wechatQuery("closed_prepaid")) {
           return;
         }
         tally.add("closed_prepaid_checked", 1);
@@ -173,6 +173,9 @@ final class WeChatAudit {
       String id = afterId;
       List<Closed> page = tx.read("pending refunds", c -> pendingPage(c, at, id));
       for (Closed pending : page) {
+        if (!tally.timeLeft("refunds")) {
+          return;
+        }
         try {
           payments.retryRefund(pending.orderId());
           tally.add("refunds_retried", 1);

@@ -22,7 +22,13 @@ public final class Database {
    */
   public static HikariDataSource pool(
       String jdbcUrl, String user, String password, int size, String name) {
-    return new HikariDataSource(config(jdbcUrl, user, password, size, name));
+    DbLogin login = new DbLogin(user, password);
+    return new HikariDataSource(config(jdbcUrl, login, LoginSource.fixed(login), size, name));
+  }
+
+  /** The connection factory of a pool this class built: its login, and re-reading it. */
+  public static RotatingDataSource logins(HikariDataSource pool) {
+    return (RotatingDataSource) pool.getDataSource();
   }
 
   /**
@@ -40,7 +46,23 @@ public final class Database {
       String name,
       int lockWaitSeconds,
       boolean setLockWait) {
-    HikariConfig cfg = config(jdbcUrl, user, password, size, name);
+    DbLogin login = new DbLogin(user, password);
+    return pool(jdbcUrl, login, LoginSource.fixed(login), size, name, lockWaitSeconds, setLockWait);
+  }
+
+  /**
+   * As above, with a login that can change: a connection refused with error 1045 re-reads it from
+   * {@code logins} (see {@link RotatingDataSource}, which {@link #logins} answers).
+   */
+  public static HikariDataSource pool(
+      String jdbcUrl,
+      DbLogin login,
+      LoginSource logins,
+      int size,
+      String name,
+      int lockWaitSeconds,
+      boolean setLockWait) {
+    HikariConfig cfg = config(jdbcUrl, login, logins, size, name);
     if (setLockWait) {
       cfg.setConnectionInitSql("SET SESSION innodb_lock_wait_timeout = " + lockWaitSeconds);
     }
@@ -88,11 +110,11 @@ public final class Database {
   }
 
   private static HikariConfig config(
-      String jdbcUrl, String user, String password, int size, String name) {
+      String jdbcUrl, DbLogin login, LoginSource logins, int size, String name) {
     HikariConfig cfg = new HikariConfig();
-    cfg.setJdbcUrl(withSessionDefaults(jdbcUrl));
-    cfg.setUsername(user);
-    cfg.setPassword(password);
+    // the pool's connections come from here, not from a JDBC URL and credentials of its own, so a
+    // rotated password is re-read where a new connection is refused (RotatingDataSource)
+    cfg.setDataSource(new RotatingDataSource(withSessionDefaults(jdbcUrl), login, logins));
     cfg.setMaximumPoolSize(size);
     cfg.setMinimumIdle(Math.min(1, size));
     cfg.setPoolName(name);
@@ -104,6 +126,9 @@ public final class Database {
     // connection.
     cfg.setMaxLifetime(240_000);
     cfg.setIdleTimeout(120_000);
+    // SnapStart's beforeCheckpoint suspends the pool so it does not refill itself with a
+    // connection that would go into the snapshot (aws.SnapStartHooks)
+    cfg.setAllowPoolSuspension(true);
     cfg.setAutoCommit(true);
     cfg.setTransactionIsolation("TRANSACTION_READ_COMMITTED");
     return cfg;

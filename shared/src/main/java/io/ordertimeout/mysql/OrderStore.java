@@ -41,17 +41,16 @@ public final class OrderStore {
     }
     Map<String, List<OrderItem>> items = items(c, orderIds);
     List<Order> orders = new ArrayList<>(orderIds.size());
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT "
-                + ORDER_COLUMNS
-                + " FROM orders WHERE order_id IN ("
-                + placeholders(orderIds.size())
-                + ")")) {
-      bind(ps, 1, orderIds);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          orders.add(map(rs, items.getOrDefault(rs.getString("order_id"), List.of())));
+    String sql = "SELECT " + ORDER_COLUMNS + " FROM orders WHERE order_id IN (%s)";
+    // IN lists under RDS Proxy's 16 KB (Statements)
+    for (List<String> part : Statements.inLists(sql, List.copyOf(orderIds))) {
+      try (PreparedStatement ps =
+          c.prepareStatement(String.format(sql, placeholders(part.size())))) {
+        bind(ps, 1, part);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            orders.add(map(rs, items.getOrDefault(rs.getString("order_id"), List.of())));
+          }
         }
       }
     }
@@ -62,18 +61,19 @@ public final class OrderStore {
   public static Map<String, List<OrderItem>> items(Connection c, Collection<String> orderIds)
       throws SQLException {
     Map<String, List<OrderItem>> items = new java.util.TreeMap<>();
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT order_id, sku_id, quantity FROM order_items"
-                + " WHERE order_id IN ("
-                + placeholders(orderIds.size())
-                + ") ORDER BY order_id, sku_id")) {
-      bind(ps, 1, orderIds);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          items
-              .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
-              .add(new OrderItem(rs.getString("sku_id"), rs.getInt("quantity")));
+    String sql =
+        "SELECT order_id, sku_id, quantity FROM order_items WHERE order_id IN (%s)"
+            + " ORDER BY order_id, sku_id";
+    for (List<String> part : Statements.inLists(sql, List.copyOf(orderIds))) {
+      try (PreparedStatement ps =
+          c.prepareStatement(String.format(sql, placeholders(part.size())))) {
+        bind(ps, 1, part);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            items
+                .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
+                .add(new OrderItem(rs.getString("sku_id"), rs.getInt("quantity")));
+          }
         }
       }
     }

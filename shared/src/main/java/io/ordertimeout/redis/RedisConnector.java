@@ -12,6 +12,9 @@ import io.lettuce.core.cluster.ClusterTopologyRefreshOptions;
 import io.lettuce.core.cluster.RedisClusterClient;
 import io.lettuce.core.cluster.api.StatefulRedisClusterConnection;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.function.Supplier;
 
@@ -28,12 +31,82 @@ public final class RedisConnector implements AutoCloseable {
 
   private final AutoCloseable client;
   private final Supplier<Dedicated> opener;
-  private final Dedicated shared;
+  private final RedisClusterCommands<String, String> sharedCommands;
 
+  /** The shared connection; null between {@link #disconnect} and the next command or reconnect. */
+  private volatile Dedicated shared;
+
+  @SuppressWarnings("unchecked")
   private RedisConnector(AutoCloseable client, Supplier<Dedicated> opener) {
     this.client = client;
     this.opener = opener;
     this.shared = opener.get();
+    // One stable command interface for the environment's life, forwarding to whichever shared
+    // connection is current: everything built at init holds it, and a SnapStart restore swaps the
+    // connection under it (disconnect / reconnect) without rebuilding them.
+    this.sharedCommands =
+        (RedisClusterCommands<String, String>)
+            Proxy.newProxyInstance(
+                RedisClusterCommands.class.getClassLoader(),
+                new Class<?>[] {RedisClusterCommands.class},
+                this::forward);
+  }
+
+  private Object forward(Object proxy, Method method, Object[] args) throws Throwable {
+    switch (method.getName()) {
+      case "equals":
+        if (method.getParameterCount() == 1) {
+          return proxy == args[0];
+        }
+        break;
+      case "hashCode":
+        if (method.getParameterCount() == 0) {
+          return System.identityHashCode(proxy);
+        }
+        break;
+      case "toString":
+        if (method.getParameterCount() == 0) {
+          return "RedisConnector.shared";
+        }
+        break;
+      default:
+        break;
+    }
+    try {
+      return method.invoke(current().sync(), args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  private Dedicated current() {
+    Dedicated c = shared;
+    if (c != null) {
+      return c;
+    }
+    synchronized (this) {
+      if (shared == null) {
+        shared = opener.get();
+      }
+      return shared;
+    }
+  }
+
+  /**
+   * Closes the shared connection (SnapStart's beforeCheckpoint: no socket goes into the snapshot).
+   * The next command, or {@link #reconnect}, opens a new one.
+   */
+  public synchronized void disconnect() {
+    Dedicated c = shared;
+    shared = null;
+    if (c != null) {
+      c.close();
+    }
+  }
+
+  /** Opens a new shared connection unless one is open (SnapStart's afterRestore). */
+  public void reconnect() {
+    current();
   }
 
   /**
@@ -85,8 +158,9 @@ public final class RedisConnector implements AutoCloseable {
         });
   }
 
+  /** The environment's shared connection's commands (stable across disconnect / reconnect). */
   public RedisClusterCommands<String, String> sync() {
-    return shared.sync();
+    return sharedCommands;
   }
 
   /** Opens a new connection; the caller closes it. */
@@ -96,7 +170,7 @@ public final class RedisConnector implements AutoCloseable {
 
   @Override
   public void close() {
-    shared.close();
+    disconnect();
     try {
       client.close();
     } catch (Exception e) {

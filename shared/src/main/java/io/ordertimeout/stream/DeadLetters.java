@@ -86,14 +86,19 @@ public final class DeadLetters {
               c.prepareStatement(
                   "INSERT INTO dead_letters (stream_key, entry_id, event_type, order_id, payload,"
                       + " deliveries, errors) VALUES (?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE"
-                      + " deliveries = VALUES(deliveries), errors = VALUES(errors)")) {
+                      // the values bound again: VALUES(col) is deprecated since MySQL 8.0.20 and
+                      // the row alias that replaces it is not MariaDB syntax
+                      + " deliveries = ?, errors = ?")) {
+            String errors = cut(Json.write(letter.errors()));
             ps.setString(1, stream.key());
             ps.setString(2, letter.entryId());
             ps.setString(3, letter.eventType());
             ps.setString(4, letter.orderId());
             ps.setString(5, cut(Json.write(letter.fields())));
             ps.setLong(6, letter.deliveries());
-            ps.setString(7, cut(Json.write(letter.errors())));
+            ps.setString(7, errors);
+            ps.setLong(8, letter.deliveries());
+            ps.setString(9, errors);
             return ps.executeUpdate();
           }
         });

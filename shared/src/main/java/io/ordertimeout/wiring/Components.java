@@ -27,6 +27,8 @@ import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.http.PlaceOrderRequests;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.Database;
+import io.ordertimeout.mysql.DbLogin;
+import io.ordertimeout.mysql.LoginSource;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.ServerCheck;
 import io.ordertimeout.mysql.Tx;
@@ -120,14 +122,24 @@ public final class Components implements AutoCloseable {
    * orders are never closed without WeChat's word).
    */
   public Components(OtcConfig config, TimeSource timeOverride, PaymentGateway gateway) {
+    this(config, timeOverride, gateway, null);
+  }
+
+  /**
+   * As above; {@code logins} is where the pool re-reads its login when MySQL refuses it (a rotated
+   * secret), null: the configured login never changes.
+   */
+  public Components(
+      OtcConfig config, TimeSource timeOverride, PaymentGateway gateway, LoginSource logins) {
     // every property once, secrets masked (HikariCP logs its pool config the same way at start)
     log.info("configuration: {}", config);
     this.config = config;
+    DbLogin login = new DbLogin(config.mysqlUser(), config.mysqlPassword());
     this.dataSource =
         Database.pool(
             config.mysqlUrl(),
-            config.mysqlUser(),
-            config.mysqlPassword(),
+            login,
+            logins == null ? LoginSource.fixed(login) : logins,
             config.dbPoolSize(),
             "otc-" + config.keyPrefix(),
             config.waits().lockWaitSeconds(),
@@ -190,8 +202,10 @@ public final class Components implements AutoCloseable {
   public static Components fromEnvironment() {
     Map<String, String> env = System.getenv();
     OtcConfig config = ConfigLoader.fromEnvironment(env);
-    Components app = new Components(config, null, gatewayFromEnvironment(env, config.waits()));
-    SnapStartHooks.register(app.dataSource(), app.redis().sync());
+    Components app =
+        new Components(
+            config, null, gatewayFromEnvironment(env, config.waits()), ConfigLoader.dbLogins(env));
+    SnapStartHooks.register(app.dataSource(), app.redis());
     return app;
   }
 
@@ -284,8 +298,21 @@ public final class Components implements AutoCloseable {
             new ShardLeases(redis.sync()),
             config.stream().consumerSlots(),
             time,
-            metrics),
+            metrics,
+            compensationMargin()),
         settings);
+  }
+
+  /**
+   * How much of its invocation a compensation pass leaves unused: the largest unit of work it
+   * starts after a check is one page's close (the WeChat step, then both close transactions at
+   * their worst), and the sweep's margin already is those transactions plus 1 s for the report and
+   * the metrics flush. 29 s with the defaults (10 s + 19 s), 19 s without WeChat Pay.
+   */
+  public Duration compensationMargin() {
+    return config
+        .invocationMargin()
+        .plus(gateway == null ? Duration.ZERO : config.waits().weChatStep());
   }
 
   /** The order HTTP API's entry point. */

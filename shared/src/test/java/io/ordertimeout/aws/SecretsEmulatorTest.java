@@ -5,7 +5,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.PlaceOrderCommand;
 import io.ordertimeout.embedded.EmbeddedServers;
+import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.mysql.Database;
+import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.wechat.MerchantCredentials;
 import io.ordertimeout.wiring.Components;
 import java.security.KeyPair;
@@ -18,6 +24,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -96,6 +103,99 @@ class SecretsEmulatorTest {
           servers, schema, "DROP USER IF EXISTS '" + user + "'@'localhost', '" + user + "'@'%'");
       servers.dropSchema(schema);
     }
+  }
+
+  /**
+   * A rotation as Secrets Manager's rotation function does it, against the emulator and the real
+   * MariaDB: the password changes in the database (ALTER USER), then in the secret. Placements and
+   * closes before and after it all land; the pool re-read the secret on MySQL's error 1045. A
+   * second rotation is picked up by the SnapStart restore hook without any refused login.
+   */
+  @Test
+  void aRotatedDbSecretIsReadAgainWhenMySqlRefusesTheOldPasswordAndAfterRestore()
+      throws SQLException {
+    EmbeddedServers servers = EmbeddedServers.get();
+    String schema = servers.createSchema("rotated");
+    String user = "otc_" + UUID.randomUUID().toString().substring(0, 8);
+    createDbUser(servers, schema, user, "pw-1");
+    String arn = createSecret(Map.of("username", user, "password", "pw-1"));
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
+    env.put("OTC_REDIS_URI", servers.redisUri());
+    env.put("OTC_KEY_PREFIX", servers.newKeyPrefix("rotated"));
+    env.put("OTC_MIGRATE_ON_START", "true");
+    env.put(ConfigLoader.DB_SECRET_ARN, arn);
+    try (Secrets secrets = newSecrets();
+        Components app =
+            new Components(
+                ConfigLoader.load(env, () -> secrets),
+                null,
+                null,
+                ConfigLoader.dbLogins(env, () -> secrets))) {
+      Tx tx = new Tx(app.dataSource());
+      tx.inTransaction(
+          "seed",
+          c ->
+              c.createStatement()
+                  .executeUpdate(
+                      "INSERT INTO stock (sku_id, available, total) VALUES ('sku-s', 100, 100)"));
+      placeAndCancelHalf(app, "before", 10);
+
+      for (String host : new String[] {"localhost", "%"}) {
+        runAsRoot(servers, schema, "ALTER USER '" + user + "'@'" + host + "' IDENTIFIED BY 'pw-2'");
+      }
+      admin.putSecretValue(
+          r -> r.secretId(arn).secretString(json(Map.of("username", user, "password", "pw-2"))));
+      app.dataSource().getHikariPoolMXBean().softEvictConnections();
+      placeAndCancelHalf(app, "after", 10);
+
+      assertThat(Database.logins(app.dataSource()).login().password()).isEqualTo("pw-2");
+      assertThat(count(tx, "SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'")).isEqualTo(10);
+      assertThat(count(tx, "SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(10);
+      assertThat(count(tx, "SELECT reserved FROM stock WHERE sku_id = 'sku-s'")).isEqualTo(10);
+
+      for (String host : new String[] {"localhost", "%"}) {
+        runAsRoot(servers, schema, "ALTER USER '" + user + "'@'" + host + "' IDENTIFIED BY 'pw-3'");
+      }
+      admin.putSecretValue(
+          r -> r.secretId(arn).secretString(json(Map.of("username", user, "password", "pw-3"))));
+      long reloads = Database.logins(app.dataSource()).reloads();
+      new SnapStartHooks(app.dataSource(), app.redis()).afterRestore(null);
+
+      assertThat(Database.logins(app.dataSource()).login().password()).isEqualTo("pw-3");
+      assertThat(Database.logins(app.dataSource()).reloads()).isEqualTo(reloads + 1);
+      placeAndCancelHalf(app, "restored", 2);
+      assertThat(count(tx, "SELECT COUNT(*) FROM orders")).isEqualTo(22);
+      new InvariantChecker(app.dataSource()).assertHolds();
+    } finally {
+      runAsRoot(
+          servers, schema, "DROP USER IF EXISTS '" + user + "'@'localhost', '" + user + "'@'%'");
+      servers.dropSchema(schema);
+    }
+  }
+
+  private static void placeAndCancelHalf(Components app, String prefix, int n) {
+    for (int i = 0; i < n; i++) {
+      String id = prefix + "-" + i;
+      app.placeOrders()
+          .place(
+              new PlaceOrderCommand(
+                  id, "default", "u-" + i, List.of(new OrderItem("sku-s", 1)), null, 100, 600));
+      if (i % 2 == 1) {
+        app.closer().close(List.of(id), CloseReason.USER_CANCEL);
+      }
+    }
+  }
+
+  private static long count(Tx tx, String sql) {
+    return tx.read(
+        sql,
+        c -> {
+          try (ResultSet rs = c.createStatement().executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+          }
+        });
   }
 
   /** A least-privilege DB user like the one the RDS secret holds (the embedded root has none). */

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * template.yaml's production settings (issue 15 items 1, 6, 7, 8 and 9), read from the YAML as
+ * template.yaml's production settings (issue 15 items 1, 2, 6, 7, 8 and 9), read from the YAML as
  * written; where cfn-lint or the SAM translator (python3 with aws-sam-translator, which cfn-lint
  * brings) is installed, also the template as CloudFormation receives it. Short-form tags read as
  * the value under them: {@code !Ref X} is "X", {@code !GetAtt X.Arn} is "X.Arn", {@code !Sub "s"}
@@ -92,6 +92,20 @@ class TemplateProductionTest {
           .singleElement()
           .satisfies(a -> assertThat(alarmActions(a)).contains(TOPIC));
     }
+  }
+
+  // ---- item 2: compensation cannot overlap itself ----
+
+  @Test
+  void compensationEndsBeforeItsNextRunIsDueAndRunsOneAtATime() {
+    SamTemplate.Function f = SAM.function("CompensationFunction").orElseThrow();
+    long periodSeconds = f.schedules().get(0).rate().toSeconds();
+    JsonNode props = props(f.logicalId());
+    assertThat(props.path("ReservedConcurrentExecutions").asInt()).isEqualTo(1);
+    // A run started as late as its event may wait (throttled by the one environment) still ends
+    // before the next period's run is due; the pass stops on its remaining time (Compensator).
+    long maxEventAge = props.at("/EventInvokeConfig/MaximumEventAgeInSeconds").asLong();
+    assertThat(f.timeoutSeconds() + maxEventAge).isLessThanOrEqualTo(periodSeconds);
   }
 
   // ---- item 6: HTTP API throttling and access logs ----

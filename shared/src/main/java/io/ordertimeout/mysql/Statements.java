@@ -1,0 +1,122 @@
+package io.ordertimeout.mysql;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Keeps every statement's text under RDS Proxy's pinning threshold: the proxy pins a client session
+ * to one database connection for the rest of its life when a statement's text is larger than 16 KB
+ * (AWS, "Avoiding pinning an RDS Proxy"). With client-side prepared statements (the pool's URL sets
+ * useServerPrepStmts=false) the text is the SQL with every parameter written in as a literal, and
+ * with rewriteBatchedStatements a batch becomes one multi-row INSERT or one multi-statement text;
+ * so a 500-id IN list of 32-character order ids (~17.5 KB) or a close's RELEASE rows would pass it.
+ * IN lists are cut by {@link #inLists}, batches sent by {@link Batch}, both by the bytes the driver
+ * will send, not by a count.
+ */
+public final class Statements {
+  /** RDS Proxy pins on a statement text above 16 KB. */
+  public static final int MAX_BYTES = 16_384;
+
+  /** Room for what is not counted exactly (spaces the driver adds, a literal's type prefix). */
+  static final int SLACK = 256;
+
+  private Statements() {}
+
+  /**
+   * {@code values} cut into consecutive lists, each of which written into {@code sql} as an IN list
+   * of string literals keeps the statement under {@link #MAX_BYTES}.
+   */
+  public static List<List<String>> inLists(String sql, List<String> values) {
+    int budget = MAX_BYTES - SLACK - utf8(sql);
+    List<List<String>> chunks = new ArrayList<>();
+    List<String> chunk = new ArrayList<>();
+    int used = 0;
+    for (String value : values) {
+      int cost = literalBytes(value) + 1; // the comma
+      if (!chunk.isEmpty() && used + cost > budget) {
+        chunks.add(chunk);
+        chunk = new ArrayList<>();
+        used = 0;
+      }
+      chunk.add(value);
+      used += cost;
+    }
+    if (!chunk.isEmpty()) {
+      chunks.add(chunk);
+    }
+    return chunks;
+  }
+
+  /**
+   * A JDBC batch sent in parts whose rewritten text stays under {@link #MAX_BYTES}: an INSERT's
+   * rows after the first cost their VALUES tuple, any other statement's rows cost the whole
+   * statement (the driver joins them with ';').
+   */
+  public static final class Batch {
+    private final PreparedStatement ps;
+    private final int budget;
+    private final int rowBytes;
+    private final List<int[]> counts = new ArrayList<>();
+    private int used;
+    private int rows;
+
+    public Batch(PreparedStatement ps, String sql) {
+      this.ps = ps;
+      this.budget = MAX_BYTES - SLACK - utf8(sql);
+      int values = sql.toUpperCase(java.util.Locale.ROOT).indexOf(" VALUES ");
+      this.rowBytes =
+          sql.trim().toUpperCase(java.util.Locale.ROOT).startsWith("INSERT") && values >= 0
+              ? utf8(sql.substring(values + 8)) + 1
+              : utf8(sql) + 1;
+    }
+
+    /** Binds {@code values} as parameters 1..n and adds the row, sending first if it must. */
+    public void row(Object... values) throws SQLException {
+      int cost = rowBytes;
+      for (Object v : values) {
+        cost += v instanceof String s ? literalBytes(s) : String.valueOf(v).length() + 2;
+      }
+      if (rows > 0 && used + cost > budget) {
+        counts.add(ps.executeBatch());
+        used = 0;
+        rows = 0;
+      }
+      for (int i = 0; i < values.length; i++) {
+        ps.setObject(i + 1, values[i]);
+      }
+      ps.addBatch();
+      used += cost;
+      rows++;
+    }
+
+    /** Sends what is left; the update counts of every row, in the order they were added. */
+    public int[] execute() throws SQLException {
+      if (rows > 0) {
+        counts.add(ps.executeBatch());
+        rows = 0;
+      }
+      return counts.stream().flatMapToInt(java.util.Arrays::stream).toArray();
+    }
+  }
+
+  /** A string written as a quoted SQL literal: its UTF-8 bytes, one per escape, two quotes. */
+  static int literalBytes(String value) {
+    int escapes = 0;
+    for (int i = 0; i < value.length(); i++) {
+      switch (value.charAt(i)) {
+        case '\0', '\n', '\r', '\\', '\'', '"', '\u001a' -> escapes++;
+        default -> {
+          // written as is
+        }
+      }
+    }
+    return utf8(value) + escapes + 2;
+  }
+
+  static int utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8).length;
+  }
+}
