@@ -7,6 +7,7 @@ import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.PaymentWebhook;
+import io.ordertimeout.outbox.RelayingConsumer;
 import io.ordertimeout.sweep.SweepJob;
 import io.ordertimeout.wiring.Components;
 import java.lang.reflect.Constructor;
@@ -98,6 +99,7 @@ final class LocalFunction {
         PaymentWebhook.class, app::paymentWebhook,
         SweepJob.class, app::sweepJob,
         ConsumerJob.class, app::consumerJob,
+        RelayingConsumer.class, app::relayingConsumer,
         CompensationJob.class, () -> app.compensationJob(CompensationSettings.defaults()));
   }
 

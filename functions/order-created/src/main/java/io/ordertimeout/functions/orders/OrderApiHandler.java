@@ -34,6 +34,7 @@ import org.slf4j.LoggerFactory;
  *       arguments (200; 400 bad body; 404; 409 not UNPAID or past its deadline; 502/503 WeChat)
  *   <li>{@code POST /orders/{id}/cancel}: request a cancellation (202 and a cancel_requested event
  *       for an UNPAID order; 200 if already CLOSED; 409 if PAID; 404)
+ *   <li>{@code GET /orders/{id}/events}: the order's event timeline from the outbox (200; 404)
  * </ul>
  */
 public final class OrderApiHandler extends HttpApiHandler {
@@ -90,6 +91,10 @@ public final class OrderApiHandler extends HttpApiHandler {
     if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("prepay")) {
       requireMethod(method, "POST");
       return prepay(event, pathId(event, segments[1]));
+    }
+    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("events")) {
+      requireMethod(method, "GET");
+      return respond(200, api.timeline().answer(pathId(event, segments[1])));
     }
     if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("cancel")) {
       requireMethod(method, "POST");
