@@ -23,14 +23,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Places an order: one transaction writes the order, its items, the RESERVE ledger rows and the
- * snapshot, locks the coupon and reserves stock (conditional UPDATE, no oversell), in the lock
- * order of every writer (package {@code io.ordertimeout.mysql}): order rows, their own rows,
- * coupon, stock last. Then the timer is scheduled in Redis.
- *
- * <p>The {@code created} event is an outbox row of the same transaction; the relay delivers it.
- * Redis is scheduled after the commit and its failure does not fail the placement: MySQL is the
- * source of truth and compensation schedules any UNPAID order that has no timer.
+ * Places an order: one transaction writes the order, its items, the RESERVE ledger rows, the
+ * snapshot and the {@code created} outbox row, locks the coupon and reserves stock (conditional
+ * UPDATE, no oversell), in the lock order of every writer (package {@code io.ordertimeout.mysql}):
+ * order rows, their own rows, coupon, stock last. Then the timer is scheduled in Redis; its failure
+ * does not fail the placement (compensation schedules any UNPAID order without a timer).
  */
 public final class PlaceOrderService {
   private static final Logger log = LoggerFactory.getLogger(PlaceOrderService.class);
@@ -104,8 +101,7 @@ public final class PlaceOrderService {
     insertItemsAndLedger(c, cmd);
     insertSnapshot(c, cmd, now, expireAt);
     Order order = placed(cmd, hash, now, expireAt);
-    // The `created` event commits with the order or not at all (the outbox row is an own row).
-    Outbox.created(c, order);
+    Outbox.created(c, order); // an own row of the order: commits with it or not at all
     if (cmd.couponId() != null) {
       lockCoupon(c, cmd);
     }

@@ -34,7 +34,6 @@ import io.ordertimeout.outbox.OutboxStore;
 import io.ordertimeout.outbox.Publisher;
 import io.ordertimeout.outbox.RelayJob;
 import io.ordertimeout.outbox.RelaySettings;
-import io.ordertimeout.outbox.RelayingConsumer;
 import io.ordertimeout.outbox.StreamPublisher;
 import io.ordertimeout.payment.NonceGuard;
 import io.ordertimeout.payment.NotificationService;

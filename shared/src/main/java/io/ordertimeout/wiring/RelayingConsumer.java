@@ -1,8 +1,9 @@
-package io.ordertimeout.outbox;
+package io.ordertimeout.wiring;
 
 import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerStats;
 import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.outbox.RelayJob;
 import java.util.function.LongSupplier;
 
 /**
