@@ -358,9 +358,20 @@ public final class Components implements AutoCloseable {
    */
   public RelayingConsumer relayingConsumer() {
     Map<String, String> env = System.getenv();
-    RelaySettings settings = RelaySettings.fromEnvironment(env);
     return new RelayingConsumer(
-        consumerJob(), relayJob(settings, EventBridgeClients.fromEnvironment(env)));
+        consumerJob(), relayJob(relaySettings(env), EventBridgeClients.fromEnvironment(env)));
+  }
+
+  /**
+   * The relay's settings from {@code env}; unless OTC_OUTBOX_CANCEL_REDELIVER_MS says otherwise, a
+   * stale cancel is re-delivered after two stream visibilities (2 x 30 s by default): the
+   * consumers' own reclaims of a live entry come first.
+   */
+  public RelaySettings relaySettings(Map<String, String> env) {
+    RelaySettings settings = RelaySettings.fromEnvironment(env);
+    return env.containsKey("OTC_OUTBOX_CANCEL_REDELIVER_MS")
+        ? settings
+        : settings.withCancelRedeliverAfter(config.stream().visibility().multipliedBy(2));
   }
 
   private void sampleStreamLag() {
