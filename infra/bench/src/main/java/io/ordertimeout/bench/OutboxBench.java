@@ -100,20 +100,16 @@ public final class OutboxBench {
     AtomicInteger next = new AtomicInteger();
     long start = System.nanoTime();
     try {
-      List<Future<?>> done =
-          java.util.stream.IntStream.range(0, threads)
-              .mapToObj(
-                  t ->
-                      pool.submit(
-                          () -> {
-                            for (int i = next.getAndIncrement();
-                                i < orders;
-                                i = next.getAndIncrement()) {
-                              places.place(command(tag, i));
-                            }
-                          }))
-              .map(f -> (Future<?>) f)
-              .toList();
+      List<Future<?>> done = new java.util.ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        done.add(
+            pool.submit(
+                () -> {
+                  for (int i = next.getAndIncrement(); i < orders; i = next.getAndIncrement()) {
+                    places.place(command(tag, i));
+                  }
+                }));
+      }
       for (Future<?> f : done) {
         f.get();
       }
