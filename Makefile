@@ -7,30 +7,30 @@
 # Lambda's Java runtime puts lib/*.jar on the classpath, so the package is the module's shaded jar in lib/.
 
 ROOT := $(patsubst %/,%,$(dir $(abspath $(lastword $(MAKEFILE_LIST)))))
-MODULES := order-created payment-notify timeout-sweep stream-consumer compensation
+MODULES := order-created payment-notify timeout-sweep stream-consumer compensation admin
 # Extra Maven flags, e.g. `make ... MVNFLAGS=-o` to build offline.
 MVNFLAGS ?=
 
-# One Maven run builds all five jars (shared is compiled once, not five times); its stamp is newer than every
-# source afterwards, so the other four targets, and any later `sam build` without a source change, only copy.
+# One Maven run builds all six jars (shared is compiled once, not six times); its stamp is newer than every
+# source afterwards, so the other five targets, and any later `sam build` without a source change, only copy.
 # No tests here: `./mvnw verify` (CI) is the gate, `sam build` only packages what it checked.
 STAMP := $(ROOT)/target/sam-build.stamp
 SOURCES := $(ROOT)/pom.xml $(shell find $(ROOT)/shared $(addprefix $(ROOT)/functions/,$(MODULES)) \
 	-name target -prune -o -type f -path '*/src/main/*' -print -o -type f -name pom.xml -print)
 
-# `sam build --parallel` starts the five targets at once: flock (util-linux) lets one Maven run build while
+# `sam build --parallel` starts the six targets at once: flock (util-linux) lets one Maven run build while
 # the others wait and then find the stamp fresh. Without flock, build sequentially (SAM's default).
 LOCK := $(if $(shell command -v flock 2>/dev/null),flock $(ROOT)/target/sam-build.lock,)
 JARS = @mkdir -p $(ROOT)/target && $(LOCK) $(MAKE) --no-print-directory --makefile $(ROOT)/Makefile jars
 
 .PHONY: jars clean-sam-build $(addprefix build-,OrderCreatedFunction PaymentNotifyFunction \
-	TimeoutSweepFunction StreamConsumerFunction CompensationFunction)
+	TimeoutSweepFunction StreamConsumerFunction CompensationFunction AdminFunction)
 
 jars: $(STAMP)
 
 $(STAMP): $(SOURCES)
 	cd $(ROOT) && ./mvnw -B -ntp -q $(MVNFLAGS) -DskipTests -Djacoco.skip=true \
-		-pl functions/order-created,functions/payment-notify,functions/timeout-sweep,functions/stream-consumer,functions/compensation \
+		-pl functions/order-created,functions/payment-notify,functions/timeout-sweep,functions/stream-consumer,functions/compensation,functions/admin \
 		-am package
 	touch $@
 
@@ -61,6 +61,10 @@ build-StreamConsumerFunction:
 build-CompensationFunction:
 	$(JARS)
 	$(call copy-jar,compensation)
+
+build-AdminFunction:
+	$(JARS)
+	$(call copy-jar,admin)
 
 clean-sam-build:
 	rm -rf $(ROOT)/.aws-sam $(STAMP)

@@ -6,7 +6,9 @@ package io.ordertimeout.domain;
  */
 public enum CloseReason {
   TIMEOUT,
-  USER_CANCEL;
+  USER_CANCEL,
+  /** An operator's force-close (admin API): before the deadline, the reason in admin_actions. */
+  OPERATOR;
 
   public boolean requiresDeadline() {
     return this == TIMEOUT;

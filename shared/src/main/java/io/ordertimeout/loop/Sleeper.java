@@ -8,7 +8,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * and {@link #terminate()} wakes a sleeping loop at once instead of after its wait.
  *
  * <p>The sweep and the stream consumer each held a copy of this (a lock object, a volatile flag,
- * the same 15-line sleep); one copy means one place where the lost-wake-up race is handled.
+ * the same 15-line sleep); one copy means one place where the lost-wake-up race is handled. Both
+ * now run as a {@link PollingLoop}, which owns the sleeper.
  */
 public final class Sleeper {
   private final Object lock = new Object();

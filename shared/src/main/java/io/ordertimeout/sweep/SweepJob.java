@@ -5,6 +5,7 @@ import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerBacklog;
 import io.ordertimeout.redis.TimerIndex;
+import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -18,22 +19,29 @@ public final class SweepJob {
   private final TimerIndex timers;
   private final TimeSource time;
   private final Metrics metrics;
+  private final BooleanSupplier paused;
 
+  /** {@code paused}: asked once per run; true skips the sweep (an operator's pause). */
   public SweepJob(
       Supplier<TimeoutSweeper> sweepers,
       RedisClusterCommands<String, String> redis,
       TimerIndex timers,
       TimeSource time,
-      Metrics metrics) {
+      Metrics metrics,
+      BooleanSupplier paused) {
     this.sweepers = sweepers;
     this.redis = redis;
     this.timers = timers;
     this.time = time;
     this.metrics = metrics;
+    this.paused = paused;
   }
 
   public SweepStats run(LongSupplier remainingMillis) {
-    SweepStats stats = sweepers.get().run(remainingMillis);
+    SweepStats stats =
+        paused.getAsBoolean()
+            ? new SweepStats(0, 0, 0, 0, 0, 0, 0, 0, 0)
+            : sweepers.get().run(remainingMillis);
     // the backlog alarm reads this gauge every minute: its silence means no sweep ran
     TimerBacklog.record(metrics, redis, timers, time.nowMillis());
     return stats;

@@ -1,6 +1,12 @@
 package io.ordertimeout.wiring;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.ordertimeout.admin.AdminActions;
+import io.ordertimeout.admin.AdminOps;
+import io.ordertimeout.admin.DeadLetterAdmin;
+import io.ordertimeout.admin.ForceClose;
+import io.ordertimeout.admin.OrderStory;
+import io.ordertimeout.admin.Pauses;
 import io.ordertimeout.aws.ConfigLoader;
 import io.ordertimeout.aws.SecretsMerchantDirectory;
 import io.ordertimeout.aws.SnapStartHooks;
@@ -15,6 +21,7 @@ import io.ordertimeout.config.Waits;
 import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerNames;
 import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.http.AdminRoutes;
 import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.OrderTimeline;
 import io.ordertimeout.http.PaymentWebhook;
@@ -114,6 +121,7 @@ public final class Components implements AutoCloseable {
   private final CancelOrderService cancels;
   private final DeadLetters deadLetters;
   private final OutboxStore outbox;
+  private final Pauses pauses;
 
   public Components(OtcConfig config) {
     this(config, null);
@@ -169,6 +177,7 @@ public final class Components implements AutoCloseable {
     this.stream = new EventStream(redis.sync(), config.keyPrefix(), config.stream().maxLen());
     this.events = new OrderEvents(stream, metrics);
     this.deadLetters = new DeadLetters(tx, redis.sync(), stream);
+    this.pauses = new Pauses(tx);
     this.cancels = new CancelOrderService(tx);
     this.placeOrders = new PlaceOrderService(tx, timers, metrics);
     this.outbox = new OutboxStore(tx);
@@ -315,7 +324,13 @@ public final class Components implements AutoCloseable {
 
   /** The scheduled sweep's entry point: a new sweeper per run. */
   public SweepJob sweepJob() {
-    return new SweepJob(this::newSweeper, redis.sync(), timers, time, metrics);
+    return new SweepJob(
+        this::newSweeper,
+        redis.sync(),
+        timers,
+        time,
+        metrics,
+        () -> pauses.holds(Pauses.SWEEP, metrics));
   }
 
   /** The outbox's SQL (relay, timeline, retention). */
@@ -382,7 +397,31 @@ public final class Components implements AutoCloseable {
 
   /** The scheduled stream consumer's entry point: a new consumer per run. */
   public ConsumerJob consumerJob() {
-    return new ConsumerJob(this::newStreamConsumer, metrics);
+    return new ConsumerJob(
+        this::newStreamConsumer, metrics, () -> pauses.holds(Pauses.CONSUMER, metrics));
+  }
+
+  /** The admin API's entry point; its compensation runs with {@code settings}. */
+  public AdminRoutes adminRoutes(CompensationSettings settings) {
+    return new AdminRoutes(adminOps(settings));
+  }
+
+  /** The operator's use cases (admin API, ./local admin), compensation with {@code settings}. */
+  public AdminOps adminOps(CompensationSettings settings) {
+    AdminActions actions = new AdminActions(tx);
+    DeadLetterAdmin letters = new DeadLetterAdmin(tx, stream);
+    return new AdminOps(
+        letters,
+        new OrderStory(tx, redis.sync(), timers, stream, letters, gateway),
+        new ForceClose(orders, closer, actions, metrics),
+        pauses,
+        compensationJob(settings),
+        actions,
+        metrics);
+  }
+
+  public Pauses pauses() {
+    return pauses;
   }
 
   /** The scheduled compensation pass's entry point, with {@code settings}. */

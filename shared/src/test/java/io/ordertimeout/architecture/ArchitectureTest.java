@@ -59,7 +59,8 @@ class ArchitectureTest {
             "io.ordertimeout.payment..",
             "io.ordertimeout.close..",
             "io.ordertimeout.cancel..",
-            "io.ordertimeout.compensation..")
+            "io.ordertimeout.compensation..",
+            "io.ordertimeout.admin..")
         .layer("Adapter")
         .definedBy(
             "io.ordertimeout.wechat..",

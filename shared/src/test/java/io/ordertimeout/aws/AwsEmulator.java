@@ -1,5 +1,6 @@
 package io.ordertimeout.aws;
 
+import io.ordertimeout.testing.Await;
 import java.io.File;
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -101,18 +102,27 @@ final class AwsEmulator implements AutoCloseable {
   }
 
   private static void awaitListening(Process process, int port) {
-    long deadline = System.nanoTime() + STARTUP.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!process.isAlive()) {
-        throw new IllegalStateException(
-            "moto_server exited with " + process.exitValue() + " before listening on " + port);
-      }
-      try (Socket s = new Socket()) {
-        s.connect(new InetSocketAddress("127.0.0.1", port), 200);
-        return;
-      } catch (IOException notYet) {
-        sleep(100);
-      }
+    boolean listening =
+        Await.reached(
+            Await.await("moto_server listening on " + port, STARTUP)
+                .pollInterval(Duration.ofMillis(100)),
+            () -> {
+              if (!process.isAlive()) {
+                throw new IllegalStateException(
+                    "moto_server exited with "
+                        + process.exitValue()
+                        + " before listening on "
+                        + port);
+              }
+              try (Socket s = new Socket()) {
+                s.connect(new InetSocketAddress("127.0.0.1", port), 200);
+                return true;
+              } catch (IOException notYet) {
+                return false;
+              }
+            });
+    if (listening) {
+      return;
     }
     stopProcess(process);
     throw new IllegalStateException("moto_server did not listen on " + port + " in " + STARTUP);
@@ -149,15 +159,6 @@ final class AwsEmulator implements AutoCloseable {
       return socket.getLocalPort();
     } catch (IOException e) {
       throw new IllegalStateException("no free loopback port", e);
-    }
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for the emulator", e);
     }
   }
 

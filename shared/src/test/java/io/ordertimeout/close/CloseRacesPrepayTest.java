@@ -1,5 +1,6 @@
 package io.ordertimeout.close;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -7,10 +8,11 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.TradeState;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.payment.PrepayService;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.wechat.MiniProgramPayment;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentNotification;
@@ -28,9 +30,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -46,25 +46,16 @@ import org.junit.jupiter.api.Test;
  * prepay's WeChat call until the closer's first close call has answered, and that close call
  * returns only after the prepay has finished.
  */
-class CloseRacesPrepayTest {
-  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
+class CloseRacesPrepayTest extends WeChatStackFixture {
   private ExecutorService threads;
 
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+  @Override
+  protected TestStack newStack() {
+    return TestStack.withWeChat("close-race", wechat);
   }
 
   @BeforeEach
   void setUp() {
-    stack = TestStack.withWeChat("close-race", wechat);
     stack.seedSku("sku-a", 100);
     stack.seedCoupon("cp-1", "u1");
     threads = Executors.newCachedThreadPool();
@@ -73,8 +64,6 @@ class CloseRacesPrepayTest {
   @AfterEach
   void tearDown() {
     threads.shutdownNow();
-    stack.assertInvariants();
-    stack.close();
   }
 
   @Test
@@ -112,10 +101,7 @@ class CloseRacesPrepayTest {
         threads.submit(() -> prepays.prepay(orderId, OPEN_ID, null));
     awaitPrepayAtWeChat(gateway, prepay);
     if (reason == CloseReason.TIMEOUT) {
-      stack.update(
-          "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-              + " WHERE order_id = ?",
-          orderId);
+      expireNow(stack, orderId);
     }
     // Right after the closer's first WeChat close (no trade yet), the prepay completes.
     gateway.afterFirstClose =
@@ -151,13 +137,17 @@ class CloseRacesPrepayTest {
   /** Waits until the prepay is held at WeChat; a prepay that failed before shows its own error. */
   private static void awaitPrepayAtWeChat(Interleaving gateway, Future<MiniProgramPayment> prepay)
       throws Exception {
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!gateway.prepayAtWeChat.await(20, TimeUnit.MILLISECONDS)) {
-      if (prepay.isDone()) {
-        prepay.get(); // throws the prepay's failure, e.g. 409 ORDER_EXPIRED
-      }
-      assertThat(System.nanoTime()).as("prepay held at WeChat within 10 s").isLessThan(until);
-    }
+    Await.await("prepay held at WeChat", Duration.ofSeconds(10))
+        .until(
+            () -> {
+              if (gateway.prepayAtWeChat.getCount() == 0) {
+                return true;
+              }
+              if (prepay.isDone()) {
+                prepay.get(); // throws the prepay's failure, e.g. 409 ORDER_EXPIRED
+              }
+              return false;
+            });
   }
 
   /** The simulator behind the real SDK, with two hooks that force the interleaving. */

@@ -1,5 +1,6 @@
 package io.ordertimeout.close;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
@@ -42,7 +43,7 @@ class OrderCloserTest {
   @Test
   void closesAnOverdueOrderReleasingStockAndCouponOnce() throws Exception {
     stack.place("order-001", "u1", 1, "cp-1", new OrderItem("sku-a", 3), new OrderItem("sku-b", 2));
-    Thread.sleep(1_100);
+    expireNow(stack, "order-001");
 
     CloseResult first = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
     CloseResult second = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);

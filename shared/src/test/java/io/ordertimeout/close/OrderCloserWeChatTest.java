@@ -1,5 +1,6 @@
 package io.ordertimeout.close;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
@@ -8,61 +9,37 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.SignedNotification;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.payment.NotificationService;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** Step 2 of the close path through the real SDK against the WeChat Pay simulator. */
-class OrderCloserWeChatTest {
-  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
-
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+class OrderCloserWeChatTest extends WeChatStackFixture {
+  @Override
+  protected TestStack newStack() {
+    // 500 ms read timeout: a hanging WeChat call fails fast enough for a test
+    return TestStack.withWeChat("closer-wx", wechat, Duration.ofMillis(500));
   }
 
   @BeforeEach
-  void setUp() {
-    // 500 ms read timeout: a hanging WeChat call fails fast enough for a test
-    stack = TestStack.withWeChat("closer-wx", wechat, Duration.ofMillis(500));
+  void seed() {
     stack.seedSku("sku-a", 5_000);
     stack.seedCoupon("cp-1", "u1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   /** Places and prepays an order, then moves its deadline just behind the DB's now. */
   private String duePrepaid(String orderId, String couponId) {
     stack.place(orderId, "u1", 600, couponId, new OrderItem("sku-a", 2));
     stack.app().prepays().prepay(orderId, OPEN_ID, null);
-    expireNow(orderId);
+    expireNow(stack, orderId);
     return orderId;
-  }
-
-  private void expireNow(String orderId) {
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3)) WHERE order_id = ?",
-        orderId);
   }
 
   private CloseResult close(String... ids) {
@@ -76,7 +53,7 @@ class OrderCloserWeChatTest {
   @Test
   void neverPrepaidOrdersMakeNoWeChatCall() {
     stack.place("plain-0001", "u1", 600, null, new OrderItem("sku-a", 1));
-    expireNow("plain-0001");
+    expireNow(stack, "plain-0001");
     int queries = wechat.callCount(Endpoint.QUERY);
     int closes = wechat.callCount(Endpoint.CLOSE);
 
@@ -182,10 +159,15 @@ class OrderCloserWeChatTest {
   void aPaymentDuringTheCloseIsAppliedOnceAndTheOrderNeverCloses() throws Exception {
     duePrepaid("pp-race-0001", "cp-1");
     wechat.setLatency(Endpoint.CLOSE, Duration.ofMillis(400));
+    int closes = wechat.callCount(Endpoint.CLOSE);
     try {
       CompletableFuture<CloseResult> closing =
           CompletableFuture.supplyAsync(() -> close("pp-race-0001"));
-      Thread.sleep(150); // the closer has queried NOTPAY and waits on its close call
+      // the simulator counts a call on arrival, before its 400 ms latency: the closer has queried
+      // NOTPAY and waits on its close call
+      Await.until(
+          "the closer's WeChat close call arrived",
+          () -> wechat.callCount(Endpoint.CLOSE) > closes);
       wechat.pay("pp-race-0001");
       SignedNotification n = wechat.notification("pp-race-0001").build();
       NotificationService.Result notified =

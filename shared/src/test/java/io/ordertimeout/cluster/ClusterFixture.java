@@ -3,6 +3,7 @@ package io.ordertimeout.cluster;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -59,15 +60,14 @@ final class ClusterFixture {
 
   /** Polls {@code condition} every 100 ms until it holds or the wall clock passes {@code until}. */
   static boolean awaitUntil(long until, BooleanSupplier condition) {
-    while (System.currentTimeMillis() < until) {
-      if (condition.getAsBoolean()) {
-        return true;
-      }
-      sleep(100);
-    }
-    return condition.getAsBoolean();
+    Duration left = Duration.ofMillis(Math.max(1, until - System.currentTimeMillis()));
+    return Await.reached(
+            Await.await("the cluster test's condition", left).pollInterval(Duration.ofMillis(100)),
+            condition::getAsBoolean)
+        || condition.getAsBoolean();
   }
 
+  /** For the outage itself (a master kept down), never for waiting on an outcome. */
   static void sleep(long millis) {
     try {
       Thread.sleep(millis);

@@ -125,6 +125,8 @@ class ClusterMasterRestartTest {
 
   private static void bounce(int master, boolean keepData) {
     cluster.stopMaster(master, keepData);
+    // The outage itself, not a wait for an outcome: the master stays down 2.5 s, so sweep passes
+    // meet its shards unreachable (the shard errors asserted below).
     ClusterFixture.sleep(2_500);
     cluster.startMaster(master);
   }

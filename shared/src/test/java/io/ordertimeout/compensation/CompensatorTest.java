@@ -8,6 +8,7 @@ import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,10 +46,17 @@ class CompensatorTest {
     }
   }
 
-  private void sweepFor(Duration duration) {
-    long until = System.currentTimeMillis() + duration.toMillis();
+  /** Runs a sweep until no order is UNPAID or {@code limit} passed (the assertions then tell). */
+  private void sweepUntilNoneUnpaid(Duration limit) {
+    long until = System.currentTimeMillis() + limit.toMillis();
     TimeoutSweeper sweeper = stack.app().newSweeper();
-    sweeper.run(() -> until - System.currentTimeMillis());
+    CompletableFuture<?> run =
+        CompletableFuture.runAsync(() -> sweeper.run(() -> until - System.currentTimeMillis()));
+    Await.reached(
+        Await.await("no order UNPAID", limit).pollInterval(Duration.ofMillis(100)),
+        () -> stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") == 0);
+    sweeper.terminate();
+    run.join();
   }
 
   @Test
@@ -80,7 +88,7 @@ class CompensatorTest {
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'"))
         .isEqualTo(10_000);
 
-    sweepFor(Duration.ofMillis(deadline - System.currentTimeMillis() + 15_000));
+    sweepUntilNoneUnpaid(Duration.ofMillis(deadline - System.currentTimeMillis() + 15_000));
 
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"))
         .isEqualTo(10_000);
@@ -113,7 +121,7 @@ class CompensatorTest {
         .isEqualTo(500);
     assertThat(stack.app().timers().size()).isEqualTo(20);
     assertThat(report.flags()).isEmpty();
-    sweepFor(Duration.ofSeconds(2));
+    sweepUntilNoneUnpaid(Duration.ofSeconds(2));
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'")).isZero();
     stack.assertInvariants();
   }
@@ -292,12 +300,16 @@ class CompensatorTest {
     try {
       for (int run = 0; run < 4; run++) {
         reports.add(compensate(CompensationSettings.defaults().withGrace(Duration.ZERO)));
+        // Pacing, not a wait for an outcome: four runs 0.5 s apart span the 2 s deadlines, so
+        // runs meet orders before, at and after their deadline.
         Thread.sleep(500);
       }
-      while (stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") > 0
-          && System.currentTimeMillis() < until) {
-        Thread.sleep(100);
-      }
+      Await.reached(
+          Await.await(
+                  "every order closed",
+                  Duration.ofMillis(Math.max(1, until - System.currentTimeMillis())))
+              .pollInterval(Duration.ofMillis(100)),
+          () -> stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") == 0);
     } finally {
       done.set(true);
       sweep.get();

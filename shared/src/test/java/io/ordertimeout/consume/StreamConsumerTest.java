@@ -1,5 +1,6 @@
 package io.ordertimeout.consume;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -13,6 +14,7 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.stream.OrderEvent;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.util.Json;
 import java.time.Duration;
@@ -47,17 +49,21 @@ class StreamConsumerTest {
         null);
   }
 
-  /** Runs one consumer invocation in the background until {@code until} holds or 30 s passed. */
+  /**
+   * Runs one consumer invocation in the background until {@code until} holds (failing after 30 s,
+   * the invocation's budget) and returns its stats.
+   */
   static ConsumerStats consumeUntil(TestStack s, BooleanSupplier until) {
     long deadline = System.currentTimeMillis() + 30_000;
     try (StreamConsumer consumer = s.app().newStreamConsumer()) {
       CompletableFuture<ConsumerStats> run =
           CompletableFuture.supplyAsync(
               () -> consumer.run(() -> deadline - System.currentTimeMillis()), THREADS);
-      while (System.currentTimeMillis() < deadline && !until.getAsBoolean()) {
-        sleep(50);
+      try {
+        Await.until("the consumer's awaited outcome", until);
+      } finally {
+        consumer.terminate();
       }
-      consumer.terminate();
       return run.join();
     }
   }
@@ -191,7 +197,7 @@ class StreamConsumerTest {
     stack.update(
         "INSERT INTO order_items (order_id, sku_id, quantity) VALUES ('bad-0000002', 'ghost', 1)");
     stack.app().timers().schedule("bad-0000002", stack.app().time().nowMillis());
-    sleep(1_100);
+    expireNow(stack, "due-0000001");
 
     long until = System.currentTimeMillis() + 1_000;
     var swept = stack.app().newSweeper().run(() -> until - System.currentTimeMillis());
@@ -228,7 +234,9 @@ class StreamConsumerTest {
               () -> consumer.run(() -> deadline - System.currentTimeMillis()), THREADS);
       waitFor(() -> status("lost-000001").startsWith("CLOSED"));
       redis.del(key); // Redis lost the stream (and its group)
-      sleep(1_500); // the consumer's blocking read returns, the next one finds no group
+      // the consumer's blocking read returns, the next one finds no group and re-creates it
+      // (XGROUP CREATE MKSTREAM brings the stream key back)
+      Await.until("the group re-created on the lost stream", () -> redis.exists(key) == 1);
       stack.app().events().cancelRequested("lost-000002", "default", "u2");
       waitFor(() -> status("lost-000002").startsWith("CLOSED") && pending() == 0);
       consumer.terminate();
@@ -288,19 +296,6 @@ class StreamConsumerTest {
   }
 
   private static void waitFor(BooleanSupplier condition) {
-    long until = System.currentTimeMillis() + 20_000;
-    while (!condition.getAsBoolean()) {
-      assertThat(System.currentTimeMillis()).as("waited 20 s").isLessThan(until);
-      sleep(50);
-    }
-  }
-
-  static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
+    Await.until("the order closed", Duration.ofSeconds(20), condition);
   }
 }

@@ -1,5 +1,6 @@
 package io.ordertimeout.consume;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
@@ -120,9 +121,7 @@ class StreamConsumerWeChatTest {
     start("stream-wx-fail", 5, 1_000);
     placePrepaid("wxfail-cancel", "cp-1");
     placePrepaid("wxfail-due01", null);
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'wxfail-due01'");
+    expireNow(stack, "wxfail-due01");
     String cancel = stack.app().events().cancelRequested("wxfail-cancel", "default", "u1");
     stack.app().events().closeDue(List.of("wxfail-due01"), OrderEvents.HandOffCause.CLOSE_FAILED);
     String closeDue = newestEntry();

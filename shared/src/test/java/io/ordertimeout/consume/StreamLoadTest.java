@@ -8,6 +8,7 @@ import io.ordertimeout.stream.OrderEvent;
 import io.ordertimeout.stream.OrderEvents;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -83,10 +84,13 @@ class StreamLoadTest {
         IntStream.range(0, 2)
             .mapToObj(i -> CompletableFuture.supplyAsync(() -> sweep(done, deadline), THREADS))
             .toList();
-    while (System.currentTimeMillis() < deadline && unpaid() > 0) {
-      StreamConsumerTest.sleep(200);
+    try {
+      Await.await("every order closed", Duration.ofSeconds(180))
+          .pollInterval(Duration.ofMillis(200))
+          .until(() -> unpaid() == 0);
+    } finally {
+      done.set(true);
     }
-    done.set(true);
     List<ConsumerStats> consumed = consumers.stream().map(CompletableFuture::join).toList();
     List<SweepStats> swept = sweeps.stream().map(CompletableFuture::join).toList();
 
@@ -177,11 +181,16 @@ class StreamLoadTest {
           IntStream.range(0, consumers)
               .mapToObj(i -> CompletableFuture.supplyAsync(() -> consume(done, deadline), THREADS))
               .toList();
-      while (System.currentTimeMillis() < deadline && unpaid() > 0) {
-        StreamConsumerTest.sleep(10);
+      long millis;
+      try {
+        // 10 ms polls: the poll is the measured time's resolution
+        Await.await(consumers + " consumer(s) closing every order", Duration.ofSeconds(120))
+            .pollInterval(Duration.ofMillis(10))
+            .until(() -> unpaid() == 0);
+      } finally {
+        millis = (System.nanoTime() - started) / 1_000_000;
+        done.set(true);
       }
-      long millis = (System.nanoTime() - started) / 1_000_000;
-      done.set(true);
       running.forEach(CompletableFuture::join);
 
       assertThat(unpaid()).isZero();

@@ -5,47 +5,29 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.SignedNotification;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.payment.NotificationService.Result;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** The payment-notify use case on notifications signed by the WeChat Pay simulator. */
-class NotificationServiceTest {
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
-
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+class NotificationServiceTest extends WeChatStackFixture {
+  @Override
+  protected TestStack newStack() {
+    return TestStack.withWeChat("notify-svc", wechat);
   }
 
   @BeforeEach
-  void setUp() {
-    stack = TestStack.withWeChat("notify-svc", wechat);
+  void seed() {
     stack.seedSku("sku-a", 100);
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   /** A placed, prepaid order that the payer paid at WeChat; its notification not yet delivered. */
   private String paidAtWeChat(String orderId) {
     stack.place(orderId, "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay(orderId, PaymentServiceTest.OPEN_ID, null);
+    stack.app().prepays().prepay(orderId, OPEN_ID, null);
     wechat.pay(orderId);
     return orderId;
   }

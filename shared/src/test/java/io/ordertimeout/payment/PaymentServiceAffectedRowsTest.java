@@ -9,7 +9,7 @@ import io.ordertimeout.testing.TestStack;
  */
 class PaymentServiceAffectedRowsTest extends PaymentServiceTest {
   @Override
-  TestStack newStack() {
+  protected TestStack newStack() {
     return TestStack.withWeChatAndUrlOptions("pay-svc-ar", wechat, "useAffectedRows=true");
   }
 }

@@ -8,16 +8,13 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.TradeSnapshot;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.payment.PaymentMismatchException.Kind;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.wechat.PaymentTransientException;
 import io.ordertimeout.wechat.RefundResult;
 import java.time.Instant;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -25,37 +22,17 @@ import org.junit.jupiter.api.Test;
  * The paid path's refusals, duplicates and paid-after-close refunds, on the real servers and the
  * WeChat Pay simulator. TestStack.place orders cost 100 fen.
  */
-class PaymentServiceTest {
-  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
-
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
-  }
-
+class PaymentServiceTest extends WeChatStackFixture {
   /** The stack each test runs on; PaymentServiceAffectedRowsTest swaps the JDBC URL. */
-  TestStack newStack() {
+  @Override
+  protected TestStack newStack() {
     return TestStack.withWeChat("pay-svc", wechat);
   }
 
   @BeforeEach
-  void setUp() {
-    stack = newStack();
+  void seed() {
     stack.seedSku("sku-a", 100);
     stack.seedCoupon("cp-1", "u1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   private PaymentService payments() {

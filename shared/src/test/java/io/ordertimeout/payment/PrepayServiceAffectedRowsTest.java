@@ -9,7 +9,7 @@ import io.ordertimeout.testing.TestStack;
  */
 class PrepayServiceAffectedRowsTest extends PrepayServiceTest {
   @Override
-  TestStack newStack() {
+  protected TestStack newStack() {
     return TestStack.withWeChatAndUrlOptions("prepay-svc-ar", wechat, "useAffectedRows=true");
   }
 }

@@ -1,5 +1,6 @@
 package io.ordertimeout.payment;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -10,51 +11,28 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.http.ApiError;
 import io.ordertimeout.http.OrderViews;
 import io.ordertimeout.http.PrepayRequests;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.wechat.MiniProgramPayment;
 import java.util.List;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /** JSAPI prepay against the WeChat Pay simulator: the mark, the call, the stored prepay_id. */
-class PrepayServiceTest {
-  static final String OPEN_ID = PaymentServiceTest.OPEN_ID;
-  static WeChatPaySimulator wechat;
-  private TestStack stack;
-
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
-  }
-
+class PrepayServiceTest extends WeChatStackFixture {
   /** The stack each test runs on; PrepayServiceAffectedRowsTest swaps the JDBC URL. */
-  TestStack newStack() {
+  @Override
+  protected TestStack newStack() {
     return TestStack.withWeChat("prepay-svc", wechat);
   }
 
   @BeforeEach
-  void setUp() {
-    stack = newStack();
+  void seed() {
     stack.seedSku("sku-a", 100);
     stack.seedCoupon("cp-1", "u1");
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   private MiniProgramPayment prepay(String orderId) {
@@ -114,9 +92,7 @@ class PrepayServiceTest {
     stack.place("ord-pp-closed", "u1", 600, null, new OrderItem("sku-a", 1));
     stack.app().closer().close(List.of("ord-pp-closed"), CloseReason.USER_CANCEL);
     stack.place("ord-pp-due", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'ord-pp-due'");
+    expireNow(stack, "ord-pp-due");
     List<String> before = stack.databaseState();
     int calls = wechat.callCount(Endpoint.PREPAY);
 

@@ -3,6 +3,7 @@ package io.ordertimeout.reliability;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
+import io.ordertimeout.testing.Await;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -95,15 +96,9 @@ final class OwnRedis implements AutoCloseable {
     // still writing would lose the data: on a loaded machine the write took long enough that the
     // restarted Redis came back empty and the test's orders were never closed. Wait (10 s at most)
     // until the RDB file is written and the port is closed, i.e. the process has really exited.
-    long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while ((!Files.exists(dir.resolve("dump.rdb")) || portOpen()) && System.nanoTime() < until) {
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted waiting for own Redis to save and exit", e);
-      }
-    }
+    Await.reached(
+        Await.await("own Redis saved dump.rdb and exited", Duration.ofSeconds(10)),
+        () -> Files.exists(dir.resolve("dump.rdb")) && !portOpen());
     if (!Files.exists(dir.resolve("dump.rdb"))) {
       throw new IllegalStateException("own Redis on port " + port + " wrote no RDB file in 10 s");
     }

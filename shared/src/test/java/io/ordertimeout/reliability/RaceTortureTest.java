@@ -7,6 +7,7 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.payment.PaymentOutcome;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -56,7 +57,6 @@ class RaceTortureTest {
     Map<String, Long> amounts = amounts(stack);
     Map<String, AtomicLong> outcomes = new ConcurrentHashMap<>();
     List<Thread> threads = new ArrayList<>();
-    long until = System.currentTimeMillis() + 120_000;
     try (Workers closers = new Workers(stack.app(), 2, 2, 3_000)) {
       for (int w = 0; w < 2; w++) {
         Random rnd = new Random(seed * 31L + w);
@@ -68,9 +68,10 @@ class RaceTortureTest {
       }
       Random rnd = new Random(seed * 41L);
       threads.add(worker(() -> closeDirect(stack, ids, rnd, outcomes)));
-      while (unpaid(stack) > 0 && System.currentTimeMillis() < until) {
-        Workers.pause(200);
-      }
+      Await.reached(
+          Await.await("every order final, seed " + seed, Duration.ofSeconds(120))
+              .pollInterval(Duration.ofMillis(200)),
+          () -> unpaid(stack) == 0);
       threads.forEach(Thread::interrupt);
       join(threads);
     }

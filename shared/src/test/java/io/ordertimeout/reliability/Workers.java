@@ -44,6 +44,8 @@ final class Workers implements AutoCloseable {
                   invocation.run();
                 } catch (RuntimeException e) {
                   failedInvocations.incrementAndGet();
+                  // Pacing, not a wait for an outcome: a failed invocation is retried 200 ms
+                  // later, as a scheduler would, instead of spinning while Redis or MySQL is down.
                   pause(200);
                 }
               }

@@ -3,6 +3,7 @@ package io.ordertimeout.sweep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.List;
@@ -36,10 +37,10 @@ class TimeoutSweeperTest {
     CompletableFuture<SweepStats> run =
         CompletableFuture.supplyAsync(
             () -> sweeper.run(() -> until - System.currentTimeMillis()), THREADS);
-    while (System.currentTimeMillis() < until
-        && s.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") > 0) {
-      sleep(100);
-    }
+    Await.reached(
+        Await.await("every order of " + s.schema() + " final", limit)
+            .pollInterval(Duration.ofMillis(100)),
+        () -> s.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") == 0);
     sweeper.terminate();
     return run.join();
   }
@@ -155,14 +156,5 @@ class TimeoutSweeperTest {
       }
     }
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at < expire_at")).isZero();
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
   }
 }

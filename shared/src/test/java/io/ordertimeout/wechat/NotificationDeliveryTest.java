@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.ordertimeout.embedded.wechat.Delivery;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.testing.Await;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -83,11 +84,10 @@ class NotificationDeliveryTest {
     return outTradeNo;
   }
 
-  private void awaitAccepted(int count) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (accepted.size() < count && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
+  private void awaitAccepted(int count) {
+    Await.reached(
+        Await.await(count + " notification(s) accepted", Duration.ofSeconds(10)),
+        () -> accepted.size() >= count);
   }
 
   @Test
@@ -98,10 +98,9 @@ class NotificationDeliveryTest {
     wechat.pay(outTradeNo);
     awaitAccepted(1);
     // the webhook answers before the simulator records the delivery: wait for the record too
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (wechat.deliveries().size() < 3 && System.nanoTime() < deadline) {
-      Thread.sleep(10);
-    }
+    Await.reached(
+        Await.await("3 deliveries recorded", Duration.ofSeconds(10)),
+        () -> wechat.deliveries().size() >= 3);
 
     List<Delivery> attempts = wechat.deliveries();
     assertThat(attempts).extracting(Delivery::attempt).containsExactly(1, 2, 3);

@@ -14,10 +14,10 @@ import java.util.Map;
  * printed, never asserted; only correctness decides the exit code.
  *
  * <p>Run: {@code ./mvnw -q -pl infra/bench -am verify -DskipTests -Pbench -Dbench.args="--scale 0.1
- * --scenario S1,S2,S3 --system otc,redisson,cron-1s,cron-30s,raw-sql"}. Other options: --orders N
- * (every scenario), --time-scale F (S1 spread, S3 backlog age and cron periods), --batch,
- * --parallelism (0: as OrderTimeout wires it), --pool, --shards, --raw-threads, --raw-batch,
- * --max-drain-seconds, --out DIR (default bench-results).
+ * --scenario S1,S2,S3 --system otc,redisson,zset-100ms,cron-1s,cron-30s,raw-sql"}. Other options:
+ * --orders N (every scenario), --time-scale F (S1 spread, S3 backlog age and cron periods),
+ * --batch, --parallelism (0: as OrderTimeout wires it), --pool, --shards, --raw-threads,
+ * --raw-batch, --max-drain-seconds, --out DIR (default bench-results).
  */
 public final class Bench {
   private Bench() {}
@@ -55,6 +55,13 @@ public final class Bench {
       }
     }
     describeSystems(descriptions, settings);
+    String placement =
+        settings.placeOrders() > 0
+            ? PlacementAllocation.measure(servers, settings, settings.placeOrders())
+            : "placement allocation not measured (--place-orders 0)";
+    if (print) {
+      System.out.println(placement);
+    }
     String header =
         "# order-timeout bench, "
             + Instant.now()
@@ -68,7 +75,11 @@ public final class Bench {
             + " exec:java also Maven's own idle threads and JIT warm-up; Redis and MariaDB run in"
             + " their own processes); every run shares the JVM, its VmHWM reset to the current RSS"
             + " before each run, so peak RSS includes the heap earlier runs left. Lag = closed_at - max(expire_at, run start), read"
-            + " from MySQL for TIMEOUT closes. Load = 1-min load average after the run.";
+            + " from MySQL for TIMEOUT closes. Load = 1-min load average after the run. alloc"
+            + " KB/close = bytes every thread of this JVM allocated from the closer's start to the"
+            + " drain (payer and drain poller included) / TIMEOUT closes; GCs / GC ms = collections"
+            + " and their time (pauses; G1's concurrent cycles excluded) over the same span.\n\n"
+            + placement;
     Report.write(settings.out(), header, results, descriptions);
     if (print) {
       System.out.println();
@@ -81,11 +92,29 @@ public final class Bench {
 
   private static void describeSystems(Map<String, String> d, BenchSettings settings) {
     d.put("otc", "this system (TimeoutSweeper, Redis timer index, OrderCloser)");
-    d.put("redisson", "Redisson RDelayedQueue -> 1 worker closing one order per transaction");
+    d.put(
+        "redisson",
+        "Redisson RDelayedQueue -> "
+            + settings.dbPool()
+            + " workers (one per DB connection), each poll(100 ms) + poll("
+            + (settings.sweepBatch() - 1)
+            + "), one OrderCloser.close per batch");
+    d.put(
+        "zset-100ms",
+        "the seed's design: one sorted set, ZRANGEBYSCORE .. LIMIT 0 "
+            + ZsetScanSystem.PAGE
+            + " every "
+            + ZsetScanSystem.PERIOD_MILLIS
+            + " ms, ZREM, then "
+            + settings.dbPool()
+            + " workers closing chunks with OrderCloser");
     d.put(
         "cron-1s / cron-30s",
-        "scan of overdue UNPAID orders every 1 s / 30 s (x time-scale), OrderCloser in batches of "
-            + CronScanSystem.BATCH);
+        "scan of overdue UNPAID orders every 1 s / 30 s (x time-scale), up to "
+            + settings.dbPool()
+            + " batches of "
+            + CronScanSystem.BATCH
+            + " per scan closed in parallel, one OrderCloser.close each");
     d.put(
         "raw-sql",
         "ceiling: the same DB writes as raw batched SQL, "

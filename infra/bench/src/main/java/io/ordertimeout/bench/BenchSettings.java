@@ -18,10 +18,11 @@ record BenchSettings(
     int rawThreads,
     int rawBatch,
     long maxDrainSeconds,
+    int placeOrders,
     Path out) {
 
   static final List<String> ALL_SYSTEMS =
-      List.of("otc", "redisson", "cron-1s", "cron-30s", "raw-sql");
+      List.of("otc", "redisson", "zset-100ms", "cron-1s", "cron-30s", "raw-sql");
 
   static BenchSettings parse(String[] args) {
     return new BenchSettings(
@@ -37,6 +38,7 @@ record BenchSettings(
         Integer.parseInt(arg(args, "--raw-threads", "2")),
         Integer.parseInt(arg(args, "--raw-batch", "500")),
         Long.parseLong(arg(args, "--max-drain-seconds", "600")),
+        Integer.parseInt(arg(args, "--place-orders", "2000")),
         Path.of(arg(args, "--out", "bench-results")));
   }
 

@@ -21,7 +21,13 @@ record CellResult(
     boolean drained,
     String invariants,
     double loadAverage,
+    JvmMeter.Figures jvm,
     String notes) {
+
+  /** Bytes this JVM allocated from the closer's start to the drain, per TIMEOUT close. */
+  double allocatedBytesPerClose() {
+    return closedTimeout == 0 ? Double.NaN : jvm.allocatedBytes() / (double) closedTimeout;
+  }
 
   boolean invariantsOk() {
     return "OK".equals(invariants);

@@ -16,6 +16,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import javax.sql.DataSource;
 import org.HdrHistogram.Histogram;
 
@@ -35,10 +36,20 @@ final class CellRunner {
 
   CellResult run(Scenario scenario, List<Scenario.Order> orders, String systemName)
       throws Exception {
-    String schema = servers.createSchema("bench_" + scenario.name() + "_" + systemName);
+    return run(scenario, orders, systemName, app -> newSystem(systemName, app));
+  }
+
+  /** Runs a system built by {@code factory} (tests run deliberately broken baselines this way). */
+  CellResult run(
+      Scenario scenario,
+      List<Scenario.Order> orders,
+      String label,
+      Function<Components, ClosingSystem> factory)
+      throws Exception {
+    String schema = servers.createSchema("bench_" + scenario.name() + "_" + label);
     try (Components app = new Components(config(schema))) {
       BenchSeeder.seed(app.dataSource(), orders);
-      try (ClosingSystem system = newSystem(systemName, app)) {
+      try (ClosingSystem system = factory.apply(app)) {
         return measure(scenario, orders, app, system);
       }
     } finally {
@@ -46,7 +57,7 @@ final class CellRunner {
     }
   }
 
-  private OtcConfig config(String schema) {
+  OtcConfig config(String schema) {
     Map<String, String> env = new HashMap<>();
     env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
     env.put("OTC_MYSQL_USER", servers.mysqlUser());
@@ -65,9 +76,19 @@ final class CellRunner {
     return switch (name) {
       case "otc" -> new OtcSystem(app, settings.parallelism());
       case "redisson" ->
-          new RedissonSystem(app, servers.redisUri(), app.config().keyPrefix() + ":redisson");
-      case "cron-1s" -> new CronScanSystem(app, name, settings.cronPeriodMillis(1_000));
-      case "cron-30s" -> new CronScanSystem(app, name, settings.cronPeriodMillis(30_000));
+          new RedissonSystem(
+              app,
+              servers.redisUri(),
+              app.config().keyPrefix() + ":redisson",
+              settings.dbPool(),
+              settings.sweepBatch());
+      case "zset-100ms" ->
+          new ZsetScanSystem(
+              app, servers.redisUri(), app.config().keyPrefix() + ":zset", settings.dbPool());
+      case "cron-1s" ->
+          new CronScanSystem(app, name, settings.cronPeriodMillis(1_000), settings.dbPool());
+      case "cron-30s" ->
+          new CronScanSystem(app, name, settings.cronPeriodMillis(30_000), settings.dbPool());
       case "raw-sql" ->
           new RawSqlSystem(app.dataSource(), settings.rawThreads(), settings.rawBatch());
       default ->
@@ -105,6 +126,7 @@ final class CellRunner {
               + " ms (lag counted from run start)");
     }
     long cpuBefore = ProcStats.cpuNanos();
+    JvmMeter meter = JvmMeter.start();
     system.start();
     Payer payer = new Payer(ds, orders, baseEpoch, system::onPaid);
     if (payer.planned() > 0) {
@@ -113,6 +135,8 @@ final class CellRunner {
     }
     long lastDeadline = deadlines.values().stream().mapToLong(Long::longValue).max().orElse(0);
     boolean drained = awaitDrain(ds, lastDeadline);
+    // read before stop(): the closer's threads must be alive to be counted (see JvmMeter)
+    JvmMeter.Figures jvm = meter.read();
     system.stop();
     payer.stop();
     long cpuNanos = ProcStats.cpuNanos() - cpuBefore;
@@ -141,6 +165,7 @@ final class CellRunner {
         peakKb,
         (redisAfter - redisBefore) / (double) orders.size(),
         payer.paid(),
+        jvm,
         String.join("; ", notes));
   }
 
@@ -176,6 +201,7 @@ final class CellRunner {
       long peakKb,
       double redisPerOrder,
       long paid,
+      JvmMeter.Figures jvm,
       String notes)
       throws SQLException {
     Histogram lag = new Histogram(3_600_000_000L, 3);
@@ -219,6 +245,7 @@ final class CellRunner {
           drained,
           invariants,
           ProcStats.loadAverage(),
+          jvm,
           notes);
     }
   }

@@ -9,12 +9,18 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * The original design: a scheduled job every {@code period} selects the overdue unpaid orders
  * ({@code status = 'UNPAID' AND created_at < now - timeout}; with created_at = expire_at - timeout
  * that is {@code expire_at <= NOW(3)}, which the (status, expire_at) index serves) and closes them
- * through the close use case in batches of 500, one after the other, until none is left.
+ * through the close use case in batches of 500, until none is left. At its best (as a competent
+ * user deploys it) one scan reads up to {@code workers} batches and closes them in parallel on
+ * {@code workers} threads, as many as DB connections; the next scan starts when they are done.
  */
 final class CronScanSystem implements ClosingSystem {
   static final int BATCH = 500;
@@ -22,12 +28,15 @@ final class CronScanSystem implements ClosingSystem {
   private final Components app;
   private final long periodMillis;
   private final String name;
+  private final int workers;
+  private ExecutorService pool;
   private Thread thread;
   private volatile boolean stopped;
   private final Object sleeper = new Object();
 
-  CronScanSystem(Components app, String name, long periodMillis) {
+  CronScanSystem(Components app, String name, long periodMillis, int workers) {
     this.app = app;
+    this.workers = workers;
     this.name = name;
     this.periodMillis = periodMillis;
   }
@@ -43,7 +52,13 @@ final class CronScanSystem implements ClosingSystem {
         + periodMillis
         + " ms: SELECT overdue UNPAID LIMIT "
         + BATCH
-        + ", OrderCloser.close per batch, 1 thread";
+        + " x "
+        + workers
+        + ", OrderCloser.close per batch of "
+        + BATCH
+        + " on "
+        + workers
+        + " threads";
   }
 
   @Override
@@ -58,6 +73,7 @@ final class CronScanSystem implements ClosingSystem {
 
   @Override
   public void start() {
+    pool = Executors.newFixedThreadPool(workers);
     thread = new Thread(this::loop, "bench-" + name);
     thread.start();
   }
@@ -76,25 +92,38 @@ final class CronScanSystem implements ClosingSystem {
   }
 
   private void scanOnce() throws SQLException {
+    int limit = BATCH * workers;
     while (!stopped) {
-      List<String> due = overdue();
-      if (!due.isEmpty()) {
-        app.closer().close(due, CloseReason.TIMEOUT);
+      List<String> due = overdue(limit);
+      List<Future<?>> closes = new ArrayList<>();
+      for (int from = 0; from < due.size(); from += BATCH) {
+        List<String> chunk = due.subList(from, Math.min(due.size(), from + BATCH));
+        closes.add(pool.submit(() -> app.closer().close(chunk, CloseReason.TIMEOUT)));
       }
-      if (due.size() < BATCH) {
+      for (Future<?> f : closes) {
+        try {
+          f.get();
+        } catch (ExecutionException e) {
+          System.err.println(name + ": close failed: " + e.getCause());
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+      if (due.size() < limit) {
         return;
       }
     }
   }
 
-  private List<String> overdue() throws SQLException {
-    List<String> ids = new ArrayList<>(BATCH);
+  private List<String> overdue(int limit) throws SQLException {
+    List<String> ids = new ArrayList<>(limit);
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
             c.prepareStatement(
                 "SELECT order_id FROM orders WHERE status = 'UNPAID' AND expire_at <= NOW(3)"
                     + " ORDER BY expire_at LIMIT "
-                    + BATCH);
+                    + limit);
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
         ids.add(rs.getString(1));
@@ -129,5 +158,6 @@ final class CronScanSystem implements ClosingSystem {
       sleeper.notifyAll();
     }
     thread.join();
+    pool.shutdown();
   }
 }

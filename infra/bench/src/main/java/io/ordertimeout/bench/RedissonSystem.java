@@ -15,11 +15,12 @@ import org.redisson.client.codec.StringCodec;
 import org.redisson.config.Config;
 
 /**
- * The delayed queue users would otherwise pick: Redisson's RDelayedQueue moves each order id to a
- * blocking queue at its deadline; one worker thread takes ids one by one, as the usual listener
- * does, and closes each through the close use case (one transaction per order). Paid orders are not
- * removed from the delayed queue (RDelayedQueue.remove scans the whole queue); the worker's
- * conditional close skips them.
+ * The delayed queue users would otherwise pick, configured as a competent user would deploy it:
+ * Redisson's RDelayedQueue moves each order id to a blocking queue at its deadline; {@code workers}
+ * threads (as many as DB connections, so no worker waits for a connection another one could use)
+ * each block for one id, drain up to {@code batch - 1} more with {@code poll(limit)} and close them
+ * through the close use case in one transaction. Paid orders are not removed from the delayed queue
+ * (RDelayedQueue.remove scans the whole queue); the workers' conditional close skips them.
  */
 final class RedissonSystem implements ClosingSystem {
   private static final int OFFERS_IN_FLIGHT = 1_000;
@@ -28,11 +29,15 @@ final class RedissonSystem implements ClosingSystem {
   private final RedissonClient redisson;
   private final RBlockingQueue<String> due;
   private final RDelayedQueue<String> delayed;
-  private Thread worker;
+  private final int workers;
+  private final int batch;
+  private final List<Thread> threads = new ArrayList<>();
   private volatile boolean stopped;
 
-  RedissonSystem(Components app, String redisUri, String queueName) {
+  RedissonSystem(Components app, String redisUri, String queueName, int workers, int batch) {
     this.app = app;
+    this.workers = workers;
+    this.batch = batch;
     Config config = new Config();
     config.setCodec(StringCodec.INSTANCE);
     config.useSingleServer().setAddress(redisUri);
@@ -50,7 +55,11 @@ final class RedissonSystem implements ClosingSystem {
   public String description() {
     return "Redisson "
         + org.redisson.Version.class.getPackage().getImplementationVersion()
-        + " RDelayedQueue (StringCodec) -> RBlockingQueue.poll, 1 worker, one order per close";
+        + " RDelayedQueue (StringCodec) -> "
+        + workers
+        + " workers, each RBlockingQueue.poll(100 ms) then poll("
+        + (batch - 1)
+        + "), one OrderCloser.close per batch";
   }
 
   @Override
@@ -78,17 +87,30 @@ final class RedissonSystem implements ClosingSystem {
 
   @Override
   public void start() {
-    worker = new Thread(this::work, "bench-redisson-worker");
-    worker.start();
+    for (int i = 0; i < workers; i++) {
+      Thread t = new Thread(this::work, "bench-redisson-worker-" + i);
+      threads.add(t);
+      t.start();
+    }
   }
 
   private void work() {
     while (!stopped) {
       try {
-        String id = due.poll(100, TimeUnit.MILLISECONDS);
-        if (id != null) {
-          app.closer().close(List.of(id), CloseReason.TIMEOUT);
+        String first = due.poll(100, TimeUnit.MILLISECONDS);
+        if (first == null) {
+          continue;
         }
+        List<String> ids = new ArrayList<>(batch);
+        ids.add(first);
+        if (batch > 1) {
+          ids.addAll(due.poll(batch - 1));
+        }
+        // the DB's clock decides due: an id delivered a millisecond early is offered again
+        app.closer()
+            .close(ids, CloseReason.TIMEOUT)
+            .notDue()
+            .forEach((id, dueIn) -> delayed.offer(id, dueIn + 1, TimeUnit.MILLISECONDS));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return;
@@ -106,7 +128,9 @@ final class RedissonSystem implements ClosingSystem {
   @Override
   public void stop() throws InterruptedException {
     stopped = true;
-    worker.join();
+    for (Thread t : threads) {
+      t.join();
+    }
   }
 
   @Override

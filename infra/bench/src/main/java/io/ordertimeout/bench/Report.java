@@ -26,9 +26,9 @@ final class Report {
     md.append(
         "| scenario | system | orders | closed | paid | lag p50 ms | p99 ms | p99.9 ms | max ms |"
             + " closes/s | drain s | tail s | CPU s | peak RSS MB | Redis B/order | invariants |"
-            + " rate vs otc | p99 vs otc | load |\n");
+            + " rate vs otc | p99 vs otc | alloc KB/close | GCs | GC ms | load |\n");
     md.append(
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n");
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (CellResult r : results) {
       Optional<CellResult> otc =
           results.stream()
@@ -38,7 +38,7 @@ final class Report {
           String.format(
               Locale.ROOT,
               "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %.0f |"
-                  + " %.0f | %s | %s | %s | %.1f |\n",
+                  + " %.0f | %s | %s | %s | %.1f | %d | %d | %.1f |\n",
               r.scenario(),
               r.system(),
               r.orders(),
@@ -59,6 +59,9 @@ final class Report {
                   : status(r),
               otc.map(o -> ratio(r.closesPerSecond(), o.closesPerSecond())).orElse("-"),
               otc.map(o -> ratio(r.lagMillis(99), o.lagMillis(99))).orElse("-"),
+              r.allocatedBytesPerClose() / 1024,
+              r.jvm().gcCount(),
+              r.jvm().gcMillis(),
               r.loadAverage()));
     }
     return md.toString();

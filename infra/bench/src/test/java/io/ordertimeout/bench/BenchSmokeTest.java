@@ -20,7 +20,16 @@ class BenchSmokeTest {
   void everyScenarioAndSystemClosesEveryOrderCorrectly() throws Exception {
     BenchSettings settings =
         BenchSettings.parse(
-            new String[] {"--orders", "300", "--time-scale", "0.02", "--out", out.toString()});
+            new String[] {
+              "--orders",
+              "300",
+              "--time-scale",
+              "0.02",
+              "--place-orders",
+              "200",
+              "--out",
+              out.toString()
+            });
 
     List<CellResult> results = Bench.run(settings, false);
 
@@ -33,10 +42,15 @@ class BenchSmokeTest {
       assertThat(r.closedEarly()).as(cell).isZero();
       assertThat(r.closedTimeout() + r.paid()).as(cell).isEqualTo(300);
       assertThat(r.lagMicros().getTotalCount()).as(cell).isEqualTo(r.closedTimeout());
+      // closing allocates: a meter reading zero would mean it counted no thread of the closer
+      assertThat(r.allocatedBytesPerClose()).as(cell).isPositive();
+      assertThat(r.jvm().gcCount()).as(cell).isNotNegative();
     }
     assertThat(results.stream().filter(r -> r.scenario().equals("S1")).mapToLong(r -> r.paid()))
         .allMatch(paid -> paid > 0);
-    assertThat(Files.readString(out.resolve("report.md"))).contains("| S3 | raw-sql |");
+    assertThat(Files.readString(out.resolve("report.md")))
+        .contains("| S3 | raw-sql |")
+        .containsPattern("placement: [0-9.]+ KB allocated per placed order \\(200 placements");
     assertThat(Files.readString(out.resolve("lag.svg"))).contains("<polyline");
   }
 }

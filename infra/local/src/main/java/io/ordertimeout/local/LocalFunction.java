@@ -5,6 +5,7 @@ import com.amazonaws.services.lambda.runtime.RequestHandler;
 import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.consume.ConsumerJob;
+import io.ordertimeout.http.AdminRoutes;
 import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.sweep.SweepJob;
@@ -100,7 +101,8 @@ final class LocalFunction {
         SweepJob.class, app::sweepJob,
         ConsumerJob.class, app::consumerJob,
         RelayingConsumer.class, app::relayingConsumer,
-        CompensationJob.class, () -> app.compensationJob(CompensationSettings.defaults()));
+        CompensationJob.class, () -> app.compensationJob(CompensationSettings.defaults()),
+        AdminRoutes.class, () -> app.adminRoutes(CompensationSettings.defaults()));
   }
 
   SamTemplate.Function template() {

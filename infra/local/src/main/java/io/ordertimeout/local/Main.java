@@ -42,6 +42,10 @@ public final class Main {
       return new WeChatCommand(LocalEndpoints.defaultFile())
           .run(args.subList(1, args.size()), out, System.err);
     }
+    if (!args.isEmpty() && args.get(0).equals(AdminCommand.NAME)) {
+      return new AdminCommand(LocalEndpoints.defaultFile())
+          .run(args.subList(1, args.size()), out, System.err);
+    }
     if (args.isEmpty() || !COMMANDS.containsKey(args.get(0))) {
       usage(out);
       return 2;
@@ -69,7 +73,17 @@ public final class Main {
     out.println("  wechat <operation> ...   (./local wechat help)");
     out.println(
         "        act as WeChat Pay on a running ./local up: pay, pay late, lose a notification");
-    out.println("commands: " + String.join(", ", COMMANDS.keySet()) + ", " + WeChatCommand.NAME);
+    out.println("  admin <operation> ...    (./local admin help)");
+    out.println(
+        "        operate it: dead letters, an order's story, force-close, pause, compensation;"
+            + " --api <ApiUrl> for a deployed stack (SigV4)");
+    out.println(
+        "commands: "
+            + String.join(", ", COMMANDS.keySet())
+            + ", "
+            + WeChatCommand.NAME
+            + ", "
+            + AdminCommand.NAME);
   }
 
   private static int up(Flags flags, PrintStream out) throws InterruptedException {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -232,13 +233,7 @@ class WeChatCommandTest {
     }
   }
 
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("waited 30 s for " + what);
-      }
-      Thread.sleep(20);
-    }
+  private static void await(BooleanSupplier condition, String what) {
+    Await.until(what, Duration.ofSeconds(30), condition);
   }
 }

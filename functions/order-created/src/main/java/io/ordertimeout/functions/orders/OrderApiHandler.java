@@ -19,6 +19,7 @@ import io.ordertimeout.place.PlaceOrderService.Placed;
 import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.MiniProgramPayment;
 import io.ordertimeout.wiring.Components;
+import java.util.List;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,6 +40,15 @@ import org.slf4j.LoggerFactory;
  */
 public final class OrderApiHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(OrderApiHandler.class);
+
+  static final String PLACE = "POST /orders";
+  static final String GET = "GET /orders/{id}";
+  static final String PREPAY = "POST /orders/{id}/prepay";
+  static final String CANCEL = "POST /orders/{id}/cancel";
+  static final String EVENTS = "GET /orders/{id}/events";
+
+  /** Every route this function serves, as API Gateway's routeKey. */
+  static final List<String> ROUTE_KEYS = List.of(PLACE, GET, PREPAY, CANCEL, EVENTS);
 
   private final OrderApi api;
 
@@ -77,30 +87,43 @@ public final class OrderApiHandler extends HttpApiHandler {
     }
   }
 
+  /**
+   * Routes on API Gateway's routeKey, the template route that matched ("POST /orders/{id}/cancel"),
+   * and reads the order id from pathParameters: the gateway has parsed the path already. The keys
+   * are template.yaml's OrderCreatedFunction events, character for character (the local gateway's
+   * TemplateConsistencyTest sends each of them).
+   */
   private APIGatewayV2HTTPResponse route(APIGatewayV2HTTPEvent event) {
-    String method = method(event);
-    String[] segments = path(event).replaceAll("^/+|/+$", "").split("/");
-    if (segments.length == 1 && segments[0].equals("orders")) {
-      requireMethod(method, "POST");
-      return place(event);
+    String routeKey = event.getRouteKey() == null ? "" : event.getRouteKey();
+    return switch (routeKey) {
+      case PLACE -> place(event);
+      case GET -> get(pathId(event));
+      case PREPAY -> prepay(event, pathId(event));
+      case CANCEL -> cancel(pathId(event));
+      case EVENTS -> respond(200, api.timeline().answer(pathId(event)));
+      default -> throw unrouted(routeKey, event);
+    };
+  }
+
+  /**
+   * A routeKey that is none of ours (a {@code $default} route, a misrouted call): 405 when its path
+   * is one of ours under another method, else 404. API Gateway itself answers both before the
+   * function for a request that matches no route; these keep the handler's own answers as they
+   * were.
+   */
+  private static ApiError unrouted(String routeKey, APIGatewayV2HTTPEvent event) {
+    int space = routeKey.indexOf(' ');
+    if (space > 0) {
+      String method = routeKey.substring(0, space);
+      String path = routeKey.substring(space + 1);
+      for (String ours : ROUTE_KEYS) {
+        if (ours.substring(ours.indexOf(' ') + 1).equals(path)) {
+          String expected = ours.substring(0, ours.indexOf(' '));
+          return new ApiError(405, "METHOD_NOT_ALLOWED", "use " + expected + ", not " + method);
+        }
+      }
     }
-    if (segments.length == 2 && segments[0].equals("orders")) {
-      requireMethod(method, "GET");
-      return get(pathId(event, segments[1]));
-    }
-    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("prepay")) {
-      requireMethod(method, "POST");
-      return prepay(event, pathId(event, segments[1]));
-    }
-    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("events")) {
-      requireMethod(method, "GET");
-      return respond(200, api.timeline().answer(pathId(event, segments[1])));
-    }
-    if (segments.length == 3 && segments[0].equals("orders") && segments[2].equals("cancel")) {
-      requireMethod(method, "POST");
-      return cancel(pathId(event, segments[1]));
-    }
-    throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method + " " + path(event));
+    return new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method(event) + " " + path(event));
   }
 
   private APIGatewayV2HTTPResponse prepay(APIGatewayV2HTTPEvent event, String orderId) {
@@ -134,18 +157,12 @@ public final class OrderApiHandler extends HttpApiHandler {
     return respond(200, Json.write(OrderViews.of(order)));
   }
 
-  private static String pathId(APIGatewayV2HTTPEvent event, String fromPath) {
+  /** The {id} path parameter; absent or malformed: 400 INVALID_ORDER_ID. */
+  private static String pathId(APIGatewayV2HTTPEvent event) {
     Map<String, String> params = event.getPathParameters();
-    String id = params != null && params.get("id") != null ? params.get("id") : fromPath;
-    String orderId = PlaceOrderRequests.orderIdFromPath(id);
+    String orderId = PlaceOrderRequests.orderIdFromPath(params == null ? null : params.get("id"));
     Invocation.orderId(orderId);
     return orderId;
-  }
-
-  private static void requireMethod(String actual, String expected) {
-    if (!expected.equals(actual)) {
-      throw new ApiError(405, "METHOD_NOT_ALLOWED", "use " + expected + ", not " + actual);
-    }
   }
 
   private static String method(APIGatewayV2HTTPEvent event) {
@@ -155,7 +172,10 @@ public final class OrderApiHandler extends HttpApiHandler {
         : "GET";
   }
 
-  /** The path without the stage: API Gateway keeps the stage in rawPath for named stages. */
+  /**
+   * The path without the stage, for logs and the 404 message only: API Gateway keeps the stage in
+   * rawPath for named stages.
+   */
   private static String path(APIGatewayV2HTTPEvent event) {
     String raw = event.getRawPath() == null ? "/" : event.getRawPath();
     var ctx = event.getRequestContext();

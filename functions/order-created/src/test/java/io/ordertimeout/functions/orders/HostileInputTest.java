@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
-import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.LambdaTestContext;
@@ -13,7 +12,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,10 +30,11 @@ class HostileInputTest {
   static TestStack stack;
   static OrderApiHandler handler;
 
+  /** A request as API Gateway hands it over: the matched route's key and the {id} parameter. */
   record Case(
-      String name, String method, String path, String body, Consumer<APIGatewayV2HTTPEvent> tweak) {
-    Case(String name, String method, String path, String body) {
-      this(name, method, path, body, e -> {});
+      String name, String routeKey, String id, String body, Consumer<APIGatewayV2HTTPEvent> tweak) {
+    Case(String name, String routeKey, String id, String body) {
+      this(name, routeKey, id, body, e -> {});
     }
   }
 
@@ -90,48 +89,41 @@ class HostileInputTest {
             ok.replace("}", ",\"timeoutSeconds\":99999999999}"),
             "[".repeat(100_000),
             TEN_MIB)) {
-      c.add(new Case("POST /orders " + abbreviate(body), "POST", "/orders", body));
+      c.add(new Case("POST /orders " + abbreviate(body), "POST /orders", null, body));
     }
-    c.add(new Case("POST /orders no headers", "POST", "/orders", "{", e -> e.setHeaders(null)));
-    c.add(new Case("POST /orders no body", "POST", "/orders", null));
+    c.add(new Case("POST /orders no headers", "POST /orders", null, "{", e -> e.setHeaders(null)));
+    c.add(new Case("POST /orders no body", "POST /orders", null, null));
     c.add(
         new Case(
             "POST /orders bad base64",
-            "POST",
-            "/orders",
+            "POST /orders",
+            null,
             "%%%not-base64%%%",
             e -> e.setIsBase64Encoded(true)));
     c.add(
         new Case(
             "POST /orders base64 of junk",
-            "POST",
-            "/orders",
+            "POST /orders",
+            null,
             Base64.getEncoder().encodeToString(new byte[] {(byte) 0xff, 0, 1, 2}),
             e -> e.setIsBase64Encoded(true)));
-    c.add(new Case("DELETE /orders", "DELETE", "/orders", ok));
+    c.add(new Case("DELETE /orders", "DELETE /orders", null, ok));
     for (String id :
         List.of(SQL, UNICODE, "z".repeat(10_000), "%27%20OR%201%3D1", "..", " ", "no-such-order")) {
-      String p = "/orders/" + id;
-      c.add(new Case("GET " + abbreviate(id), "GET", p, null));
-      c.add(new Case("cancel " + abbreviate(id), "POST", p + "/cancel", null));
-      c.add(new Case("prepay " + abbreviate(id), "POST", p + "/prepay", "{\"openId\":\"o1\"}"));
+      c.add(new Case("GET " + abbreviate(id), OrderApiHandler.GET, id, null));
+      c.add(new Case("cancel " + abbreviate(id), OrderApiHandler.CANCEL, id, null));
+      c.add(
+          new Case("prepay " + abbreviate(id), OrderApiHandler.PREPAY, id, "{\"openId\":\"o1\"}"));
     }
     for (String body :
         List.of("{", "[]", "{\"openId\":7}", "{\"openId\":\"" + SQL + "\"}", "{}", TEN_MIB)) {
-      c.add(new Case("prepay body " + abbreviate(body), "POST", "/orders/o-existing/prepay", body));
+      c.add(
+          new Case("prepay body " + abbreviate(body), OrderApiHandler.PREPAY, "o-existing", body));
     }
     c.add(
-        new Case(
-            "cancel no headers",
-            "POST",
-            "/orders/o-existing/cancel",
-            null,
-            e -> {
-              e.setHeaders(null);
-              e.setPathParameters(Map.of("id", SQL));
-            }));
-    c.add(new Case("GET wrong method", "PUT", "/orders/o-existing", null));
-    c.add(new Case("unknown route", "POST", "/orders/o-existing/pay", null));
+        new Case("cancel no headers", OrderApiHandler.CANCEL, SQL, null, e -> e.setHeaders(null)));
+    c.add(new Case("GET wrong method", "PUT /orders/{id}", "o-existing", null));
+    c.add(new Case("unknown route", "POST /orders/{id}/pay", "o-existing", null));
     return c;
   }
 
@@ -171,11 +163,7 @@ class HostileInputTest {
   }
 
   private static APIGatewayV2HTTPEvent event(Case c) {
-    APIGatewayV2HTTPEvent e = EventLoader.loadApiGatewayHttpEvent(POST_EVENT);
-    e.getRequestContext().getHttp().setMethod(c.method());
-    e.getRequestContext().getHttp().setPath(c.path());
-    e.setRawPath(c.path());
-    e.setRouteKey(c.method() + " " + c.path());
+    APIGatewayV2HTTPEvent e = ApiEvents.route(c.routeKey()).id(c.id()).build();
     e.setBody(
         c.body() == null
             ? null

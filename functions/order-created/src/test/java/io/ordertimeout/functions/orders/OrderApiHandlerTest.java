@@ -23,7 +23,6 @@ import org.junit.jupiter.params.provider.MethodSource;
 class OrderApiHandlerTest {
   static final String POST_EVENT = "../../events/order-created-post-orders.json";
   static final String GET_EVENT = "../../events/order-created-get-order.json";
-  static final String CANCEL_EVENT = "../../events/order-created-cancel-order.json";
 
   private TestStack stack;
   private OrderApiHandler handler;
@@ -102,9 +101,7 @@ class OrderApiHandlerTest {
   }
 
   private APIGatewayV2HTTPResponse cancel(String orderId) {
-    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(CANCEL_EVENT);
-    event.setRawPath("/orders/" + orderId + "/cancel");
-    event.setPathParameters(java.util.Map.of("id", orderId));
+    APIGatewayV2HTTPEvent event = ApiEvents.route(OrderApiHandler.CANCEL).id(orderId).build();
     return handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
   }
 
@@ -230,9 +227,7 @@ class OrderApiHandlerTest {
 
   @Test
   void anUnknownOrderIs404() throws Exception {
-    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(GET_EVENT);
-    event.setRawPath("/orders/nope-000000");
-    event.setPathParameters(java.util.Map.of("id", "nope-000000"));
+    APIGatewayV2HTTPEvent event = ApiEvents.route(OrderApiHandler.GET).id("nope-000000").build();
 
     APIGatewayV2HTTPResponse response =
         handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
@@ -374,26 +369,47 @@ class OrderApiHandlerTest {
 
   @Test
   void wrongMethodsAndRoutesAreRefused() throws Exception {
-    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(GET_EVENT);
-    event.setRawPath("/orders");
-    event.setPathParameters(null);
-    assertThat(
-            handler
-                .handleRequest(event, new LambdaTestContext("order-created", 1_000))
-                .getStatusCode())
-        .isEqualTo(405);
-    event.setRawPath("/nothing/here/at/all");
-    assertThat(
-            handler
-                .handleRequest(event, new LambdaTestContext("order-created", 1_000))
-                .getStatusCode())
+    // route keys API Gateway itself would refuse, should a $default route or a misrouted call bring
+    // them: a path of ours under another method, a path of no route
+    assertThat(invoke(ApiEvents.route("GET /orders").build()).getStatusCode()).isEqualTo(405);
+    assertThat(invoke(ApiEvents.route("GET /nothing/here/at/all").build()).getStatusCode())
         .isEqualTo(404);
-    event.setRawPath("/orders/bad'id");
     assertThat(
-            json(handler.handleRequest(event, new LambdaTestContext("order-created", 1_000)))
+            json(invoke(ApiEvents.route(OrderApiHandler.GET).id("bad'id").build()))
                 .at("/error/code")
                 .asText())
         .isEqualTo("INVALID_ORDER_ID");
+  }
+
+  @Test
+  void aRouteKeyNotInTheRouteTableAnswers404AndChangesNothing() throws Exception {
+    post(order("route-0001", "sku-cup", 1, null));
+    List<String> dbBefore = stack.databaseState();
+    List<String> redisBefore = stack.redisState();
+
+    // a route the template lacks, though its path looks like ours; and API Gateway's catch-all
+    APIGatewayV2HTTPResponse refund =
+        invoke(ApiEvents.route("POST /orders/{id}/refund").id("route-0001").build());
+    APIGatewayV2HTTPEvent catchAll =
+        ApiEvents.route(OrderApiHandler.CANCEL).id("route-0001").build();
+    catchAll.setRouteKey("$default");
+    APIGatewayV2HTTPResponse byDefault = invoke(catchAll);
+
+    assertThat(refund.getStatusCode()).isEqualTo(404);
+    assertThat(json(refund).at("/error/code").asText()).isEqualTo("ROUTE_NOT_FOUND");
+    assertThat(json(refund).at("/error/message").asText())
+        .isEqualTo("no route POST /orders/route-0001/refund");
+    assertThat(byDefault.getStatusCode()).isEqualTo(404);
+    assertThat(json(byDefault).at("/error/message").asText())
+        .isEqualTo("no route POST /orders/route-0001/cancel");
+    assertThat(stack.databaseState()).isEqualTo(dbBefore);
+    assertThat(stack.redisState()).isEqualTo(redisBefore);
+    assertThat(stack.dump("SELECT status FROM orders WHERE order_id = 'route-0001'"))
+        .containsExactly("UNPAID|");
+  }
+
+  private APIGatewayV2HTTPResponse invoke(APIGatewayV2HTTPEvent event) {
+    return handler.handleRequest(event, new LambdaTestContext("order-created", 1_000));
   }
 
   static String order(String id, String sku, long quantity, String coupon) {

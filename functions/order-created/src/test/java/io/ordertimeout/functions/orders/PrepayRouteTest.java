@@ -1,10 +1,10 @@
 package io.ordertimeout.functions.orders;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
-import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
@@ -57,11 +57,8 @@ class PrepayRouteTest {
   }
 
   private APIGatewayV2HTTPResponse prepay(String orderId, String body) {
-    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(POST_EVENT);
-    event.setRawPath("/orders/" + orderId + "/prepay");
-    event.setRouteKey("POST /orders/{id}/prepay");
-    event.setPathParameters(java.util.Map.of("id", orderId));
-    event.setBody(body);
+    APIGatewayV2HTTPEvent event =
+        ApiEvents.route(OrderApiHandler.PREPAY).id(orderId).body(body).build();
     return handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
   }
 
@@ -120,9 +117,7 @@ class PrepayRouteTest {
     wechat.pay("paid-000001");
     stack.app().closer().close(List.of("paid-000001"), CloseReason.USER_CANCEL); // -> paid path
     stack.place("expired-001", "u1", 600, null, new OrderItem("sku-tea", 1));
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'expired-001'");
+    expireNow(stack, "expired-001");
     int prepays = wechat.callCount(Endpoint.PREPAY);
 
     APIGatewayV2HTTPResponse closed = prepay("closed-0001", openIdBody());

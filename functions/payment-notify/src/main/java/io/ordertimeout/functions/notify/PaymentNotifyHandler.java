@@ -75,20 +75,26 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     }
   }
 
+  /** The one route this function serves, as API Gateway's routeKey (template.yaml). */
+  static final String ROUTE_KEY = "POST /wechatpay/notify";
+
   /**
    * This function serves one route, {@code POST /wechatpay/notify}; anything else API Gateway (or a
-   * misrouted local call) hands it is refused before the body is read.
+   * misrouted local call) hands it is refused by its routeKey before the body is read: 405 for the
+   * notify path under another method, else 404.
    */
   private static void requireRoute(APIGatewayV2HTTPEvent event) {
+    String routeKey = event.getRouteKey() == null ? "" : event.getRouteKey();
+    if (ROUTE_KEY.equals(routeKey)) {
+      return;
+    }
+    int space = routeKey.indexOf(' ');
+    if (space > 0 && routeKey.substring(space + 1).equals("/wechatpay/notify")) {
+      throw new io.ordertimeout.http.ApiError(
+          405, "METHOD_NOT_ALLOWED", "use POST, not " + routeKey.substring(0, space));
+    }
     String path = event.getRawPath() == null ? "" : event.getRawPath().replaceAll("/+$", "");
-    if (!path.endsWith("/wechatpay/notify")) {
-      throw new io.ordertimeout.http.ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
-    }
-    var http = event.getRequestContext() == null ? null : event.getRequestContext().getHttp();
-    String method = http == null || http.getMethod() == null ? "POST" : http.getMethod();
-    if (!"POST".equals(method)) {
-      throw new io.ordertimeout.http.ApiError(405, "METHOD_NOT_ALLOWED", "use POST, not " + method);
-    }
+    throw new io.ordertimeout.http.ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
   }
 
   private static APIGatewayV2HTTPResponse failure(RuntimeException e, String requestId) {

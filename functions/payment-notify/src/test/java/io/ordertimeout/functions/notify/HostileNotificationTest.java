@@ -8,9 +8,9 @@ import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.SignedNotification;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.util.Json;
 import java.security.KeyPairGenerator;
 import java.time.Instant;
@@ -20,9 +20,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -34,34 +31,19 @@ import org.junit.jupiter.params.provider.MethodSource;
  * envelope), gets its documented 4xx with {@code {"code":"FAIL"}}, and leaves MariaDB and Redis
  * exactly as they were: the order stays UNPAID, no ledger row, no nonce remembered.
  */
-class HostileNotificationTest {
+class HostileNotificationTest extends WeChatStackFixture {
   static final String EVENT = "../../events/payment-notify-wechat-success.json";
-  static WeChatPaySimulator wechat;
-
-  private TestStack stack;
   private PaymentNotifyHandler handler;
 
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+  @Override
+  protected TestStack newStack() {
+    return TestStack.withWeChat("hostile-notify", wechat);
   }
 
   @BeforeEach
   void setUp() {
-    stack = TestStack.withWeChat("hostile-notify", wechat);
     stack.seedSku("sku-tea", 10);
     handler = new PaymentNotifyHandler(stack.app().paymentWebhook());
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   /** An attack: how to spoil a genuine notification or its envelope, and what it must get. */

@@ -1,5 +1,6 @@
 package io.ordertimeout.functions.notify;
 
+import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
@@ -9,9 +10,9 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.SignedNotification;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
+import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.PrepayCommand;
 import java.nio.charset.StandardCharsets;
@@ -28,9 +29,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -39,36 +37,20 @@ import org.junit.jupiter.api.Test;
  * and carried in the sample event's envelope (the sample's own signature cannot verify against the
  * test's random keys).
  */
-class PaymentNotifyHandlerTest {
+class PaymentNotifyHandlerTest extends WeChatStackFixture {
   static final String EVENT = "../../events/payment-notify-wechat-success.json";
-  static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
-  static WeChatPaySimulator wechat;
-
-  private TestStack stack;
   private PaymentNotifyHandler handler;
 
-  @BeforeAll
-  static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
-  }
-
-  @AfterAll
-  static void stopWeChat() {
-    wechat.close();
+  @Override
+  protected TestStack newStack() {
+    return TestStack.withWeChat("notify", wechat);
   }
 
   @BeforeEach
   void setUp() {
-    stack = TestStack.withWeChat("notify", wechat);
     stack.seedSku("sku-tea", 10);
     stack.seedCoupon("cp-1", "u1");
     handler = new PaymentNotifyHandler(stack.app().paymentWebhook());
-  }
-
-  @AfterEach
-  void tearDown() {
-    stack.assertInvariants();
-    stack.close();
   }
 
   /** Places and prepays (through the prepay use case) an order of 100 fen, then the user pays. */
@@ -105,6 +87,36 @@ class PaymentNotifyHandlerTest {
 
   private String status(String orderId) {
     return stack.dump("SELECT status FROM orders WHERE order_id = '" + orderId + "'").get(0);
+  }
+
+  @Test
+  void aGenuineNotificationUnderAnotherRouteKeyIsRefusedAndChangesNothing() {
+    paidOrder("route-000001", null);
+    SignedNotification n = wechat.notification("route-000001").build();
+    List<String> dbBefore = stack.databaseState();
+    List<String> redisBefore = stack.redisState();
+
+    APIGatewayV2HTTPEvent otherRoute = event(n, false);
+    otherRoute.setRouteKey("POST /wechatpay/refund-notify");
+    APIGatewayV2HTTPEvent otherMethod = event(n, false);
+    otherMethod.setRouteKey("GET /wechatpay/notify");
+    APIGatewayV2HTTPEvent catchAll = event(n, false);
+    catchAll.setRouteKey("$default");
+
+    assertThat(
+            handler.handleRequest(otherRoute, new LambdaTestContext("n", 10_000)).getStatusCode())
+        .isEqualTo(404);
+    assertThat(
+            handler.handleRequest(otherMethod, new LambdaTestContext("n", 10_000)).getStatusCode())
+        .isEqualTo(405);
+    assertThat(handler.handleRequest(catchAll, new LambdaTestContext("n", 10_000)).getStatusCode())
+        .isEqualTo(404);
+    assertThat(stack.databaseState()).isEqualTo(dbBefore);
+    assertThat(stack.redisState()).isEqualTo(redisBefore);
+    assertThat(status("route-000001")).isEqualTo("UNPAID|");
+    // the same notification under the template's routeKey is the one that pays
+    assertThat(deliver(n).getStatusCode()).isEqualTo(204);
+    assertThat(status("route-000001")).isEqualTo("PAID|");
   }
 
   @Test
@@ -296,9 +308,7 @@ class PaymentNotifyHandlerTest {
   void aNotificationBeforeTheCloseWinsAndTheCloseMakesNoWeChatCall() {
     paidOrder("before-0001", "cp-1");
     assertThat(deliver(wechat.notification("before-0001").build()).getStatusCode()).isEqualTo(204);
-    stack.update(
-        "UPDATE orders SET expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3))"
-            + " WHERE order_id = 'before-0001'");
+    expireNow(stack, "before-0001");
     int calls = wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE);
 
     var result = stack.app().closer().close(List.of("before-0001"), CloseReason.TIMEOUT);

@@ -23,6 +23,7 @@ import java.util.stream.Stream;
 import javax.crypto.Cipher;
 import javax.crypto.spec.GCMParameterSpec;
 import javax.crypto.spec.SecretKeySpec;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -327,6 +328,8 @@ class SimulatorControlRoutesTest {
     prepay("ctl-state-1");
     control("POST", "/_sim/trades/ctl-state-1/pay", "");
     await(() -> received.size() == 1, "the payment's notification");
+    // The receiver answers before the simulator records the delivery: the snapshot waits for both.
+    await(() -> wechat.deliveries().size() == 1, "the simulator's record of its delivery");
     String before = state("ctl-state-1");
 
     HttpResponse<String> payAgain = control("POST", "/_sim/trades/ctl-state-1/pay", "");
@@ -455,14 +458,15 @@ class SimulatorControlRoutesTest {
     return JSON.readTree(response.body());
   }
 
-  /** Polls every 10 ms for up to 10 s; fails naming what it waited for. */
-  private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-    while (!condition.getAsBoolean()) {
-      if (System.nanoTime() > deadline) {
-        throw new AssertionError("waited 10 s for " + what);
-      }
-      Thread.sleep(10);
-    }
+  /**
+   * Polls every 10 ms for up to 10 s; fails naming what it waited for. Awaitility directly: this
+   * module is below shared, whose io.ordertimeout.testing.Await wraps the same calls.
+   */
+  private static void await(BooleanSupplier condition, String what) {
+    Awaitility.await(what)
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(10))
+        .atMost(Duration.ofSeconds(10))
+        .until(condition::getAsBoolean);
   }
 }

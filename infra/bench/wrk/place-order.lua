@@ -1,0 +1,28 @@
+-- wrk script for the order API (issue 19 item 3): every request is a POST /orders placement with a
+-- unique orderId, so none is answered as an idempotent retry.
+-- orderId = "w" .. RUN_ID (6 digits, set one per wrk run) .. thread (2) .. counter (8): 17 chars,
+-- within out_trade_no's 6-32. One item of a random SKU of the local catalog (sku-0000..0199, 10,000
+-- each), a random user-0000..0499, no coupon, timeoutSeconds TIMEOUT_S (default 900, so nothing
+-- expires during a run; the busy scenario sets a few seconds so orders expire while it places).
+local run = os.getenv("RUN_ID") or string.format("%06d", os.time() % 1000000)
+local timeout = tonumber(os.getenv("TIMEOUT_S") or "900")
+local next_tid = 0
+local counter = 0
+
+function setup(thread)
+  next_tid = next_tid + 1
+  thread:set("tid", next_tid)
+end
+
+function init(args)
+  math.randomseed(os.time() + (tid or 0) * 7919)
+end
+
+function request()
+  counter = counter + 1
+  local body = string.format(
+    '{"orderId":"w%s%02d%08d","userId":"user-%04d","items":[{"skuId":"sku-%04d","quantity":1}],'
+      .. '"amountFen":100,"timeoutSeconds":%d}',
+    run, tid or 0, counter, math.random(0, 499), math.random(0, 199), timeout)
+  return wrk.format("POST", "/orders", { ["Content-Type"] = "application/json" }, body)
+end

@@ -1,0 +1,418 @@
+package io.ordertimeout.local;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.StringJoiner;
+import software.amazon.awssdk.auth.credentials.AwsCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.DefaultCredentialsProvider;
+import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
+import software.amazon.awssdk.core.exception.SdkClientException;
+
+/**
+ * {@code ./local admin <operation> ...}: the operator's tools (the admin API's /admin routes) from
+ * the command line. Against the running {@code ./local up} by default (the API address it recorded
+ * in {@link LocalEndpoints}; the local gateway needs no signature), or against a deployed stack
+ * with {@code --api <ApiUrl>}, every request signed with SigV4 for execute-api ({@link
+ * SigV4Client}).
+ *
+ * <p>Exit 0 with the API's JSON answer on stdout; 1 with "status CODE: message" on stderr when the
+ * API refused (400, 404, 409) or failed; 2 on a usage error.
+ */
+final class AdminCommand {
+
+  static final String NAME = "admin";
+
+  private static final Set<String> VALUE_FLAGS =
+      Set.of("api", "region", "profile", "status", "order", "type", "limit", "reason");
+  private static final Set<String> SWITCHES = Set.of("all", "filter", "wechat");
+  private static final Set<String> TRANSPORT = Set.of("api", "region", "profile");
+  private static final ObjectMapper JSON =
+      new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  /** One operation: how it is written and what it does, for the usage text. */
+  private record Op(String synopsis, String does) {}
+
+  static final Map<String, Op> OPS = new LinkedHashMap<>();
+
+  static {
+    OPS.put(
+        "dead-letters",
+        new Op(
+            "dead-letters [--status open|resolved|all] [--order ID] [--type close_due] [--limit 100]",
+            "list dead letters with their error history"));
+    OPS.put("dead-letter", new Op("dead-letter <id>", "one dead letter: payload, errors"));
+    OPS.put(
+        "redrive",
+        new Op(
+            "redrive <id>... | --filter [--order ID] [--type T] [--limit N] | --all",
+            "append the events again and resolve the letters (twice = once)"));
+    OPS.put(
+        "story",
+        new Op(
+            "story <orderId> [--wechat]",
+            "rows, timer and lease, pending entries, flags (+ WeChat's trade state)"));
+    OPS.put(
+        "force-close",
+        new Op("force-close <orderId> --reason TEXT", "close now through the close path"));
+    OPS.put("pauses", new Op("pauses", "which jobs are paused, by whom, why"));
+    OPS.put(
+        "pause",
+        new Op("pause sweep|consumer|all --reason TEXT", "stop the job's closes (no deploy)"));
+    OPS.put("resume", new Op("resume sweep|consumer|all", "let the job close again"));
+    OPS.put("compensate", new Op("compensate", "run a compensation pass now, print its report"));
+  }
+
+  /** Bad usage: exit 2. */
+  static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    UsageException(String message) {
+      super(message);
+    }
+  }
+
+  /** The API refused or could not be reached: exit 1. */
+  static final class Failure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    Failure(String message) {
+      super(message);
+    }
+  }
+
+  /** A request of the admin API: method, path with query, JSON body or null. */
+  record Call(String method, String path, String body) {}
+
+  /** The words after {@code admin}: operation, positional arguments, flags. */
+  record Args(String op, List<String> positionals, Map<String, String> flags) {
+    static Args parse(List<String> args) {
+      List<String> positionals = new ArrayList<>();
+      Map<String, String> flags = new LinkedHashMap<>();
+      for (int i = 0; i < args.size(); i++) {
+        String word = args.get(i);
+        String name = word.startsWith("--") ? word.substring(2) : null;
+        if (name == null) {
+          positionals.add(word);
+        } else if (SWITCHES.contains(name)) {
+          flags.put(name, "true");
+        } else if (VALUE_FLAGS.contains(name) && i + 1 < args.size()) {
+          flags.put(name, args.get(++i));
+        } else {
+          throw new UsageException(
+              VALUE_FLAGS.contains(name) ? word + " needs a value" : "unknown flag " + word);
+        }
+      }
+      String op = positionals.isEmpty() ? null : positionals.remove(0);
+      return new Args(op, List.copyOf(positionals), Map.copyOf(flags));
+    }
+
+    List<String> expect(int n) {
+      if (positionals.size() != n) {
+        throw new UsageException("usage: ./local admin " + OPS.get(op).synopsis());
+      }
+      return positionals;
+    }
+
+    /** Only these flags (and --api, --region, --profile) may be given. */
+    void allow(String... names) {
+      Set<String> allowed = Set.of(names);
+      for (String flag : flags.keySet()) {
+        if (!TRANSPORT.contains(flag) && !allowed.contains(flag)) {
+          throw new UsageException("--" + flag + " does not apply to " + op);
+        }
+      }
+    }
+
+    String flag(String name) {
+      return flags.get(name);
+    }
+
+    String required(String name) {
+      String v = flags.get(name);
+      if (v == null || v.isBlank()) {
+        throw new UsageException(
+            op + " needs --" + name + "; usage: ./local admin " + OPS.get(op).synopsis());
+      }
+      return v;
+    }
+  }
+
+  private final Path endpointsFile;
+
+  /** {@code endpointsFile}: where {@code ./local up} records the API's address. */
+  AdminCommand(Path endpointsFile) {
+    this.endpointsFile = endpointsFile;
+  }
+
+  int run(List<String> words, PrintStream out, PrintStream err) {
+    try {
+      Args args = Args.parse(words);
+      if (args.op() == null || args.op().equals("help")) {
+        usage(args.op() == null ? err : out);
+        return args.op() == null ? 2 : 0;
+      }
+      if (!OPS.containsKey(args.op())) {
+        throw new UsageException("unknown operation '" + args.op() + "'");
+      }
+      Call call = call(args);
+      out.println(send(args, call));
+      return 0;
+    } catch (UsageException e) {
+      err.println("./local admin: " + e.getMessage());
+      usage(err);
+      return 2;
+    } catch (Failure e) {
+      err.println("./local admin: " + e.getMessage());
+      return 1;
+    }
+  }
+
+  /** The admin API request an operation makes; refuses bad usage before anything is sent. */
+  static Call call(Args args) {
+    return switch (args.op()) {
+      case "dead-letters" -> {
+        args.allow("status", "order", "type", "limit");
+        args.expect(0);
+        yield new Call(
+            "GET",
+            "/admin/dead-letters"
+                + query(
+                    "status", args.flag("status"),
+                    "orderId", args.flag("order"),
+                    "eventType", args.flag("type"),
+                    "limit", args.flag("limit")),
+            null);
+      }
+      case "dead-letter" -> {
+        args.allow();
+        yield new Call("GET", "/admin/dead-letters/" + segment(args.expect(1).get(0)), null);
+      }
+      case "redrive" -> redrive(args);
+      case "story" -> {
+        args.allow("wechat");
+        String id = args.expect(1).get(0);
+        yield new Call(
+            "GET",
+            "/admin/orders/"
+                + segment(id)
+                + (args.flags().containsKey("wechat") ? "?wechat=true" : ""),
+            null);
+      }
+      case "force-close" -> {
+        args.allow("reason");
+        String id = args.expect(1).get(0);
+        ObjectNode body = JSON.createObjectNode().put("reason", args.required("reason"));
+        yield new Call("POST", "/admin/orders/" + segment(id) + "/force-close", body.toString());
+      }
+      case "pauses" -> {
+        args.allow();
+        args.expect(0);
+        yield new Call("GET", "/admin/pauses", null);
+      }
+      case "pause" -> {
+        args.allow("reason");
+        ObjectNode body =
+            JSON.createObjectNode()
+                .put("job", args.expect(1).get(0))
+                .put("reason", args.required("reason"));
+        yield new Call("POST", "/admin/pause", body.toString());
+      }
+      case "resume" -> {
+        args.allow();
+        ObjectNode body = JSON.createObjectNode().put("job", args.expect(1).get(0));
+        yield new Call("POST", "/admin/resume", body.toString());
+      }
+      case "compensate" -> {
+        args.allow();
+        args.expect(0);
+        yield new Call("POST", "/admin/compensation", "{}");
+      }
+      default -> throw new UsageException("unknown operation '" + args.op() + "'");
+    };
+  }
+
+  private static Call redrive(Args args) {
+    args.allow("filter", "all", "order", "type", "limit");
+    boolean filter = args.flags().containsKey("filter");
+    boolean all = args.flags().containsKey("all");
+    ObjectNode body = JSON.createObjectNode();
+    if (!filter && !all && !args.positionals().isEmpty()) {
+      if (args.flags().keySet().stream().anyMatch(f -> !TRANSPORT.contains(f))) {
+        throw new UsageException("redrive <id>... takes no --order, --type or --limit");
+      }
+      if (args.positionals().size() == 1) {
+        return new Call(
+            "POST", "/admin/dead-letters/" + segment(args.positionals().get(0)) + "/redrive", "{}");
+      }
+      ArrayNode ids = body.putArray("ids");
+      for (String id : args.positionals()) {
+        try {
+          ids.add(Long.parseLong(id));
+        } catch (NumberFormatException e) {
+          throw new UsageException("dead letter ids are numbers, got '" + id + "'");
+        }
+      }
+    } else if (filter && !all && args.positionals().isEmpty()) {
+      ObjectNode f = body.putObject("filter");
+      Optional.ofNullable(args.flag("order")).ifPresent(v -> f.put("orderId", v));
+      Optional.ofNullable(args.flag("type")).ifPresent(v -> f.put("eventType", v));
+      Optional.ofNullable(args.flag("limit")).ifPresent(v -> f.put("limit", number(v)));
+    } else if (all
+        && !filter
+        && args.positionals().isEmpty()
+        && args.flags().size() == 1 + transport(args)) {
+      body.put("all", true);
+    } else {
+      throw new UsageException("usage: ./local admin " + OPS.get("redrive").synopsis());
+    }
+    return new Call("POST", "/admin/dead-letters/redrive", body.toString());
+  }
+
+  private static long transport(Args args) {
+    return args.flags().keySet().stream().filter(TRANSPORT::contains).count();
+  }
+
+  private static int number(String v) {
+    try {
+      return Integer.parseInt(v);
+    } catch (NumberFormatException e) {
+      throw new UsageException("--limit must be a whole number, was '" + v + "'");
+    }
+  }
+
+  private static String query(String... pairs) {
+    StringJoiner q = new StringJoiner("&", "?", "").setEmptyValue("");
+    for (int i = 0; i + 1 < pairs.length; i += 2) {
+      if (pairs[i + 1] != null) {
+        q.add(pairs[i] + "=" + URLEncoder.encode(pairs[i + 1], StandardCharsets.UTF_8));
+      }
+    }
+    return q.toString();
+  }
+
+  /** A path segment: '|' and '*' are legal in order ids and must be escaped. */
+  private static String segment(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  // ---- the API ----
+
+  private String send(Args args, Call call) {
+    String api = args.flag("api");
+    SigV4Client client;
+    URI base;
+    if (api != null) {
+      base = URI.create(api.replaceAll("/+$", ""));
+      Optional<String> profile = Optional.ofNullable(args.flag("profile"));
+      String region;
+      try {
+        region = Smoke.region(base, Optional.ofNullable(args.flag("region")), profile);
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        throw new UsageException(e.getMessage());
+      }
+      AwsCredentialsProvider credentials =
+          profile
+              .<AwsCredentialsProvider>map(ProfileCredentialsProvider::create)
+              .orElseGet(() -> DefaultCredentialsProvider.builder().build());
+      try {
+        client = new SigV4Client(credentials.resolveCredentials(), region);
+      } catch (SdkClientException e) {
+        throw new Failure("no AWS credentials to sign with: " + e.getMessage());
+      }
+    } else {
+      if (args.flag("region") != null || args.flag("profile") != null) {
+        throw new UsageException("--region and --profile apply with --api only");
+      }
+      base = localApi();
+      client = new SigV4Client(null, "local");
+    }
+    return answer(client, call, base, api != null);
+  }
+
+  private static String answer(SigV4Client client, Call call, URI base, boolean sign) {
+    SigV4Client.Response response;
+    try {
+      response = client.send(call.method(), URI.create(base + call.path()), call.body(), sign);
+    } catch (IOException e) {
+      throw new Failure("cannot reach the admin API at " + base + " (" + e + ")");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new Failure("interrupted while calling " + call.method() + " " + call.path());
+    }
+    JsonNode body = read(response.body());
+    if (response.status() >= 300) {
+      JsonNode error = body.path("error");
+      String message =
+          error.isMissingNode()
+              ? response.body().strip()
+              : error.path("code").asText() + ": " + error.path("message").asText();
+      throw new Failure(
+          call.method() + " " + call.path() + ": " + response.status() + " " + message);
+    }
+    try {
+      return JSON.writeValueAsString(body);
+    } catch (IOException e) {
+      return response.body();
+    }
+  }
+
+  /** What ./local up recorded, if that process still runs. */
+  private URI localApi() {
+    LocalEndpoints endpoints;
+    try {
+      endpoints =
+          LocalEndpoints.read(endpointsFile)
+              .orElseThrow(
+                  () ->
+                      new Failure(
+                          "no running ./local up found ("
+                              + endpointsFile
+                              + " does not exist); start ./local up, or pass --api <ApiUrl>"));
+    } catch (IllegalStateException e) {
+      throw new Failure(e.getMessage());
+    }
+    if (!endpoints.writerAlive()) {
+      throw new Failure(
+          "the ./local up that wrote "
+              + endpointsFile
+              + " (pid "
+              + endpoints.pid()
+              + ") is no longer running; start ./local up again, or pass --api");
+    }
+    return URI.create(endpoints.api().toString().replaceAll("/+$", ""));
+  }
+
+  private static JsonNode read(String body) {
+    try {
+      JsonNode node = JSON.readTree(body);
+      return node == null ? JSON.createObjectNode() : node;
+    } catch (IOException e) {
+      return JSON.getNodeFactory().textNode(body);
+    }
+  }
+
+  private static void usage(PrintStream out) {
+    out.println("usage: ./local admin <operation> [--api <ApiUrl> [--region R] [--profile P]]");
+    OPS.values().forEach(op -> out.printf("  %-86s %s%n", op.synopsis(), op.does()));
+    out.println(
+        "Without --api: the ./local up recorded in "
+            + LocalEndpoints.FILE
+            + "; with it: a deployed stack, SigV4-signed (the caller needs execute-api:Invoke on"
+            + " /admin/*).");
+  }
+}

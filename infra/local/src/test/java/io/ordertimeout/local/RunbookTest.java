@@ -1,0 +1,122 @@
+package io.ordertimeout.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The README's runbook covers every alarm of template.yaml, and every entry tells the on-call
+ * engineer which {@code ./local admin} operation to run: an alarm added without an entry, or an
+ * entry naming an operation the command does not have, fails here.
+ */
+class RunbookTest {
+  private static final Path ROOT = Main.templatePath().getParent();
+
+  /** A runbook entry: a level-4 heading naming one or more alarms in backticks, up to the next. */
+  private static final Pattern ENTRY = Pattern.compile("(?m)^#### (.+)$");
+
+  private static final Pattern NAME = Pattern.compile("`([A-Za-z0-9]+)`");
+  private static final Pattern OPERATION = Pattern.compile("\\./local admin ([a-z-]+)");
+
+  @Test
+  void everyAlarmHasAnEntryAndEveryEntryNamesAnExistingOperation() throws IOException {
+    Set<String> alarms = alarms();
+    Map<String, String> entries = runbook();
+
+    assertThat(alarms).as("alarms in template.yaml").hasSizeGreaterThan(20);
+    assertThat(entries.keySet()).as("alarms with a runbook entry").containsAll(alarms);
+    assertThat(alarms)
+        .as("runbook entries of alarms template.yaml lacks")
+        .containsAll(entries.keySet());
+    entries.forEach(
+        (alarm, body) -> {
+          List<String> named = operations(body);
+          assertThat(named).as("./local admin operations in the entry of %s", alarm).isNotEmpty();
+          assertThat(AdminCommand.OPS.keySet())
+              .as("operations the entry of %s names", alarm)
+              .containsAll(named);
+          assertThat(body).as("entry of %s", alarm).contains("- Means:", "- Look:", "- Recover:");
+        });
+  }
+
+  @Test
+  void anEntryWithoutAnOperationOrAnAlarmWithoutAnEntryIsFound() {
+    String readme =
+        "intro\n## Runbook\n#### `AAlarm`\n- Means: x\n- Look: logs\n- Recover: wait\n"
+            + "#### `BAlarm`\n- Means: x\n- Look: `./local admin story <id>`\n- Recover: y\n"
+            + "## Next\n#### `NotARunbookEntry`\n";
+    Map<String, String> entries = entries(readme);
+
+    assertThat(entries.keySet()).containsExactly("AAlarm", "BAlarm");
+    assertThat(operations(entries.get("AAlarm"))).isEmpty();
+    assertThat(operations(entries.get("BAlarm"))).containsExactly("story");
+  }
+
+  private static Set<String> alarms() throws IOException {
+    JsonNode resources =
+        new ObjectMapper(new YAMLFactory())
+            .readTree(ROOT.resolve("template.yaml").toFile())
+            .path("Resources");
+    Set<String> alarms = new TreeSet<>();
+    resources
+        .fields()
+        .forEachRemaining(
+            e -> {
+              if (e.getValue().path("Type").asText().equals("AWS::CloudWatch::Alarm")) {
+                alarms.add(e.getKey());
+              }
+            });
+    return alarms;
+  }
+
+  private static Map<String, String> runbook() throws IOException {
+    return entries(Files.readString(ROOT.resolve("README.md")));
+  }
+
+  /** Alarm -> its entry's text, from the "## Runbook" section only. */
+  static Map<String, String> entries(String readme) {
+    int start = readme.indexOf("\n## Runbook\n");
+    assertThat(start).as("README has a '## Runbook' section").isNotNegative();
+    int end = readme.indexOf("\n## ", start + 1);
+    String section = readme.substring(start, end < 0 ? readme.length() : end + 1);
+    Map<String, String> entries = new LinkedHashMap<>();
+    Matcher heading = ENTRY.matcher(section);
+    List<int[]> bounds = new java.util.ArrayList<>();
+    List<String> titles = new java.util.ArrayList<>();
+    while (heading.find()) {
+      bounds.add(new int[] {heading.start(), heading.end()});
+      titles.add(heading.group(1));
+    }
+    for (int i = 0; i < titles.size(); i++) {
+      int to = i + 1 < bounds.size() ? bounds.get(i + 1)[0] : section.length();
+      String body = section.substring(bounds.get(i)[1], to);
+      Matcher name = NAME.matcher(titles.get(i));
+      while (name.find()) {
+        entries.put(name.group(1), body);
+      }
+    }
+    return entries;
+  }
+
+  private static List<String> operations(String body) {
+    List<String> ops = new java.util.ArrayList<>();
+    Matcher m = OPERATION.matcher(body.replaceAll("\\s+", " "));
+    while (m.find()) {
+      ops.add(m.group(1));
+    }
+    return ops;
+  }
+}

@@ -1,0 +1,80 @@
+package io.ordertimeout.admin;
+
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.util.Json;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The audit trail of operator actions (table admin_actions, V6__admin.sql). */
+public final class AdminActions {
+  /** Operator names (IAM ARNs) and reasons are cut to their columns' 256 and 512 characters. */
+  static final int MAX_OPERATOR = 256;
+
+  static final int MAX_REASON = 512;
+
+  private final Tx tx;
+
+  public AdminActions(Tx tx) {
+    this.tx = tx;
+  }
+
+  /** Records an action in its own transaction (after the action committed). */
+  public void record(
+      String action, String subject, String operator, String reason, Object outcome) {
+    tx.inTransaction(
+        "record admin action " + action + " on " + subject,
+        c -> insert(c, action, subject, operator, reason, outcome));
+  }
+
+  /** Records an action inside the caller's transaction: it commits or rolls back with it. */
+  static int insert(
+      Connection c, String action, String subject, String operator, String reason, Object outcome)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "INSERT INTO admin_actions (action, subject, operator, reason, outcome)"
+                + " VALUES (?,?,?,?,?)")) {
+      ps.setString(1, action);
+      ps.setString(2, cut(subject, 64));
+      ps.setString(3, cut(operator, MAX_OPERATOR));
+      ps.setString(4, reason == null ? null : cut(reason, MAX_REASON));
+      ps.setString(5, Json.write(Json.MAPPER.valueToTree(outcome)));
+      return ps.executeUpdate();
+    }
+  }
+
+  /** The actions on {@code subject}, oldest first. */
+  static List<Map<String, Object>> about(Connection c, String subject) throws SQLException {
+    List<Map<String, Object>> rows = new ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT action, operator, reason, outcome, created_at FROM admin_actions"
+                + " WHERE subject = ? ORDER BY action_id")) {
+      ps.setString(1, subject);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Map<String, Object> row = new LinkedHashMap<>();
+          row.put("action", rs.getString("action"));
+          row.put("operator", rs.getString("operator"));
+          row.put("reason", rs.getString("reason"));
+          row.put("outcome", Json.MAPPER.readTree(rs.getString("outcome")));
+          row.put("at", Rows.instant(rs, "created_at"));
+          rows.add(row);
+        }
+      }
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("admin_actions outcome of " + subject + " is not JSON", e);
+    }
+    return rows;
+  }
+
+  static String cut(String text, int max) {
+    return text.length() > max ? text.substring(0, max) : text;
+  }
+}

@@ -1,0 +1,107 @@
+package io.ordertimeout.admin;
+
+import io.ordertimeout.close.CloseResult;
+import io.ordertimeout.close.OrderCloser;
+import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.Order;
+import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.mysql.OrderStore;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Closes one UNPAID order now, before its deadline, for an operator's reason. It goes through
+ * {@link OrderCloser}, the close path of the sweep and the consumer: a prepaid order is closed at
+ * WeChat first (and takes the paid path if WeChat says paid), then one transaction releases its
+ * stock and coupon. A PAID order is refused; a CLOSED one answers as it is (closing twice is
+ * closing once).
+ */
+public final class ForceClose {
+  private final OrderStore orders;
+  private final OrderCloser closer;
+  private final AdminActions actions;
+  private final Metrics metrics;
+
+  public ForceClose(OrderStore orders, OrderCloser closer, AdminActions actions, Metrics metrics) {
+    this.orders = orders;
+    this.closer = closer;
+    this.actions = actions;
+    this.metrics = metrics;
+  }
+
+  public Map<String, Object> close(String orderId, String reason, String operator) {
+    OrderIds.require(orderId);
+    if (reason == null || reason.isBlank()) {
+      throw AdminRefusal.badRequest(
+          "MISSING_REASON", "a force-close needs the operator's reason (\"reason\")");
+    }
+    if (reason.length() > AdminActions.MAX_REASON) {
+      throw AdminRefusal.badRequest(
+          "REASON_TOO_LONG",
+          "reason is " + reason.length() + " characters; at most " + AdminActions.MAX_REASON);
+    }
+    Order order =
+        orders
+            .find(orderId)
+            .orElseThrow(() -> AdminRefusal.notFound("order " + orderId + " does not exist"));
+    if (order.status() == OrderStatus.PAID) {
+      throw AdminRefusal.conflict(
+          "ORDER_PAID", "order " + orderId + " is PAID; a paid order is never closed (refund it)");
+    }
+    if (order.status() == OrderStatus.CLOSED) {
+      return answer(orderId, "ALREADY_CLOSED", order.closeReason());
+    }
+    CloseResult result = closer.close(List.of(orderId), CloseReason.OPERATOR);
+    Map<String, Object> outcome = outcome(orderId, result);
+    actions.record("force-close", orderId, operator, reason, outcome);
+    metrics.count("orders_force_closed", result.closed().size());
+    refuseUnlessClosed(orderId, result);
+    return outcome;
+  }
+
+  private static Map<String, Object> outcome(String orderId, CloseResult result) {
+    if (!result.closed().isEmpty()) {
+      return answer(orderId, "CLOSED", CloseReason.OPERATOR.name());
+    }
+    if (!result.paid().isEmpty()) {
+      return answer(orderId, "PAID_AT_WECHAT", null);
+    }
+    if (!result.deferred().isEmpty()) {
+      return answer(orderId, "USER_PAYING", null);
+    }
+    if (!result.alreadyFinal().isEmpty()) {
+      return answer(orderId, "ALREADY_FINAL", null);
+    }
+    return answer(orderId, "FAILED", null);
+  }
+
+  /** Anything but a close is the operator's to know about, as a refusal with its reason. */
+  private static void refuseUnlessClosed(String orderId, CloseResult result) {
+    if (!result.closed().isEmpty() || !result.alreadyFinal().isEmpty()) {
+      return;
+    }
+    if (!result.paid().isEmpty()) {
+      throw AdminRefusal.conflict(
+          "ORDER_PAID",
+          "WeChat reports order " + orderId + " paid; it took the paid path and is not closed");
+    }
+    if (!result.deferred().isEmpty()) {
+      throw AdminRefusal.conflict(
+          "USER_PAYING", "the payer of order " + orderId + " is paying at WeChat; try again");
+    }
+    throw new AdminRefusal(
+        AdminRefusal.Kind.UNAVAILABLE,
+        "WECHAT_UNAVAILABLE",
+        "WeChat gave no definite answer for order " + orderId + "; it stays UNPAID, try again");
+  }
+
+  private static Map<String, Object> answer(String orderId, String outcome, String closeReason) {
+    Map<String, Object> answer = new LinkedHashMap<>();
+    answer.put("orderId", orderId);
+    answer.put("outcome", outcome);
+    answer.put("closeReason", closeReason);
+    return answer;
+  }
+}

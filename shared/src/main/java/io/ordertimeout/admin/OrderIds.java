@@ -1,0 +1,19 @@
+package io.ordertimeout.admin;
+
+import java.util.regex.Pattern;
+
+/** Order ids as WeChat Pay's out_trade_no allows them: 6 to 32 of [0-9A-Za-z_-|*]. */
+final class OrderIds {
+  private static final Pattern ORDER_ID = Pattern.compile("[0-9A-Za-z_\\-|*]{6,32}");
+
+  private OrderIds() {}
+
+  static String require(String orderId) {
+    if (orderId == null || !ORDER_ID.matcher(orderId).matches()) {
+      throw AdminRefusal.badRequest(
+          "INVALID_ORDER_ID",
+          "order id must be 6-32 characters of [0-9A-Za-z_-|*], was '" + orderId + "'");
+    }
+    return orderId;
+  }
+}

@@ -1,0 +1,107 @@
+package io.ordertimeout.sweep;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.ordertimeout.embedded.EmbeddedServers;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.redis.RedisConnector;
+import io.ordertimeout.redis.ShardLeases;
+import io.ordertimeout.redis.TimerIndex;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class ShardLeaseSetTest {
+  private final EmbeddedServers servers = EmbeddedServers.get();
+  private final RedisConnector redis = RedisConnector.connect(servers.redisUri(), false);
+  private final TimerIndex timers =
+      new TimerIndex(redis.sync(), servers.newKeyPrefix("lease-set"), 4);
+  private final ShardLeases leases = new ShardLeases(redis.sync());
+  private final Metrics metrics = new Metrics();
+
+  /** A hand-driven nanoTime: the refresh throttle is tested without waiting for it. */
+  private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+
+  @AfterEach
+  void tearDown() {
+    for (int shard = 0; shard < timers.shards(); shard++) {
+      redis.sync().del(timers.leaseKey(shard));
+    }
+    redis.close();
+  }
+
+  private ShardLeaseSet leaseSet(String token) {
+    return new ShardLeaseSet(timers, leases, metrics, token, nanos::get);
+  }
+
+  @Test
+  void theFirstRunHoldsEveryFreeShardUnderItsTokenAndASecondRunNone() {
+    ShardLeaseSet a = leaseSet("run-a");
+    ShardLeaseSet b = leaseSet("run-b");
+
+    a.refresh();
+    b.refresh();
+
+    assertThat(a.held()).containsExactly(0, 1, 2, 3);
+    assertThat(b.held()).isEmpty();
+    for (int shard = 0; shard < 4; shard++) {
+      assertThat(redis.sync().get(timers.leaseKey(shard))).isEqualTo("run-a");
+      assertThat(redis.sync().pttl(timers.leaseKey(shard)))
+          .isBetween(1L, ShardLeaseSet.SHARD_LEASE.toMillis());
+    }
+  }
+
+  @Test
+  void aRefreshWithinTheRefreshIntervalLeavesRedisAloneAndALaterOneTakesFreedShards() {
+    ShardLeaseSet a = leaseSet("run-a");
+    ShardLeaseSet b = leaseSet("run-b");
+    a.refresh();
+    b.refresh();
+    a.releaseAll();
+    assertThat(redis.sync().exists(timers.leaseKey(0))).isZero();
+
+    // 249 ms later: throttled, no lease call, so b still holds nothing and no key is written
+    nanos.addAndGet((ShardLeaseSet.LEASE_REFRESH_MILLIS - 1) * 1_000_000);
+    b.refresh();
+    assertThat(b.held()).isEmpty();
+    assertThat(redis.sync().exists(timers.leaseKey(0))).isZero();
+
+    // 250 ms after b's first refresh: b takes the shards a released
+    nanos.addAndGet(1_000_000);
+    b.refresh();
+    assertThat(b.held()).containsExactly(0, 1, 2, 3);
+    assertThat(redis.sync().get(timers.leaseKey(3))).isEqualTo("run-b");
+  }
+
+  @Test
+  void aShardTakenByAnotherRunIsDroppedAtTheNextRefresh() {
+    ShardLeaseSet a = leaseSet("run-a");
+    a.refresh();
+    // shard 2's lease expired and another run took it meanwhile
+    redis.sync().set(timers.leaseKey(2), "run-c");
+
+    nanos.addAndGet(ShardLeaseSet.LEASE_REFRESH_MILLIS * 1_000_000);
+    a.refresh();
+
+    assertThat(a.held()).containsExactly(0, 1, 3);
+    a.releaseAll();
+    assertThat(redis.sync().get(timers.leaseKey(2))).isEqualTo("run-c");
+    assertThat(redis.sync().exists(timers.leaseKey(0), timers.leaseKey(1), timers.leaseKey(3)))
+        .isZero();
+  }
+
+  @Test
+  void whenNoLeaseCallSucceedsTheRefreshThrowsHoldsNothingAndCountsAShardError() {
+    RedisConnector closed = RedisConnector.connect(servers.redisUri(), false);
+    closed.close();
+    ShardLeaseSet a =
+        new ShardLeaseSet(timers, new ShardLeases(closed.sync()), metrics, "run-a", nanos::get);
+
+    assertThatThrownBy(a::refresh).isInstanceOf(RuntimeException.class);
+
+    assertThat(a.held()).isEmpty();
+    assertThat(metrics.counter("sweep_shard_errors")).isEqualTo(1);
+    assertThat(redis.sync().exists(timers.leaseKey(0))).isZero();
+  }
+}
