@@ -10,11 +10,11 @@ import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.outbox.Outbox;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.payment.PaymentService;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
-import io.ordertimeout.stream.OrderEvents;
 import io.ordertimeout.wechat.PaymentTransientException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -86,7 +86,6 @@ public final class OrderCloser {
   private final Metrics metrics;
   private final WeChatCloseStep weChat;
   private final PaymentService payments;
-  private final OrderEvents events;
 
   public OrderCloser(
       Tx tx,
@@ -94,15 +93,13 @@ public final class OrderCloser {
       TimeSource time,
       Metrics metrics,
       WeChatCloseStep weChat,
-      PaymentService payments,
-      OrderEvents events) {
+      PaymentService payments) {
     this.tx = tx;
     this.timers = timers;
     this.time = time;
     this.metrics = metrics;
     this.weChat = weChat;
     this.payments = payments;
-    this.events = events;
   }
 
   /**
@@ -238,8 +235,6 @@ public final class OrderCloser {
     if (reason == CloseReason.TIMEOUT) {
       result.closed().forEach(closed -> metrics.recordMillis("close_lag_ms", closed.lagMillis()));
     }
-    // After the commit and never throwing: a lost `closed` event loses no state.
-    events.closed(result.closed(), reason);
   }
 
   private Pass closeInTransaction(
@@ -264,6 +259,8 @@ public final class OrderCloser {
     releaseLedger(c, items);
     unlockCoupons(c, found.couponOwners);
     List<ClosedOrder> lags = lags(c, eligible);
+    // The `closed` events commit with the close (own rows of the locked orders, before stock).
+    Outbox.closed(c, lags, found.tenants, reason);
     // Stock last, right before the commit: a hot SKU's row lock is then held for one statement
     // and the commit, not for the coupon and lag statements too (bench S2, one SKU, 4 closers).
     releaseStock(c, items, eligible);
@@ -276,6 +273,9 @@ public final class OrderCloser {
     final List<String> alreadyFinal = new ArrayList<>();
     final Map<String, Long> dueIn = new HashMap<>();
     final List<Prepaid> prepaid = new ArrayList<>();
+
+    /** order id -> tenant of the eligible orders, for their `closed` events. */
+    final Map<String, String> tenants = new HashMap<>();
 
     /** coupon id -> the eligible order that locked it, in coupon id order (the lock order). */
     final Map<String, String> couponOwners = new TreeMap<>();
@@ -329,6 +329,7 @@ public final class OrderCloser {
                 new Prepaid(id, rs.getString("tenant_id"), rs.getString("prepay_id")));
           } else {
             found.eligible.add(id);
+            found.tenants.put(id, rs.getString("tenant_id"));
             String couponId = rs.getString("coupon_id");
             if (couponId != null) {
               found.couponOwners.put(couponId, id);

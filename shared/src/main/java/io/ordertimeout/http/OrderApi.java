@@ -7,8 +7,8 @@ import io.ordertimeout.payment.PrepayService;
 import io.ordertimeout.place.PlaceOrderService;
 
 /**
- * Everything the order HTTP API (place, get, cancel, prepay) calls, and nothing else: the handler
- * receives this instead of the whole wiring, so what it can reach is visible in one type.
+ * Everything the order HTTP API (place, get, cancel, prepay, events) calls, and nothing else: the
+ * handler receives this instead of the whole wiring, so what it can reach is visible in one type.
  */
 public record OrderApi(
     PlaceOrderRequests requests,
@@ -16,4 +16,5 @@ public record OrderApi(
     CancelOrderService cancels,
     PrepayService prepays,
     OrderStore orders,
-    Metrics metrics) {}
+    Metrics metrics,
+    OrderTimeline timeline) {}

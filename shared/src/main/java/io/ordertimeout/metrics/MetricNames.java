@@ -26,9 +26,28 @@ public final class MetricNames {
   /** Counter: a close whose stock release failed (the order stays UNPAID and is retried). */
   public static final String STOCK_RELEASE_FAILURES = "stock_release_failures";
 
+  /**
+   * Histogram, sampled every 5 s: age of the oldest outbox row not yet relayed, per destination.
+   */
+  public static final String OUTBOX_LAG_MS = "outbox_lag_ms";
+
+  /** Histogram, sampled every 5 s: age of the oldest stream entry the closers have not acked. */
+  public static final String STREAM_LAG_MS = "stream_lag_ms";
+
+  /** Gauge: entries delivered to the closers group and not acknowledged yet. */
+  public static final String STREAM_PENDING = "stream_pending";
+
   /** The names template.yaml raises alarms on. */
   public static final Set<String> ALARMED =
-      Set.of(CLOSE_LAG_MS, TIMER_BACKLOG, DEAD_LETTERS, PAID_AFTER_CLOSE, STOCK_RELEASE_FAILURES);
+      Set.of(
+          CLOSE_LAG_MS,
+          TIMER_BACKLOG,
+          DEAD_LETTERS,
+          PAID_AFTER_CLOSE,
+          STOCK_RELEASE_FAILURES,
+          OUTBOX_LAG_MS,
+          STREAM_LAG_MS,
+          STREAM_PENDING);
 
   private MetricNames() {}
 }

@@ -11,7 +11,9 @@
  *   <li>{@code orders} rows, by ascending order_id (one {@code SELECT ... ORDER BY order_id FOR
  *       UPDATE} for a batch; a placement's own INSERT);
  *   <li>the rows that belong to those orders alone: {@code order_items}, {@code order_snapshots},
- *       {@code stock_movements}, {@code paid_after_close};
+ *       {@code stock_movements}, {@code paid_after_close}, {@code outbox} (each state change's
+ *       event, inserted after the order row is locked, which makes seq order commit order per
+ *       order);
  *   <li>{@code coupons}, by ascending coupon_id, each by its primary key;
  *   <li>{@code stock}, by ascending sku_id, one UPDATE per SKU, last and right before the commit.
  * </ol>
@@ -24,9 +26,10 @@
  *
  * <p>The writers: placement ({@code PlaceOrderService}), the paid path including paid-after-close
  * ({@code PaymentService}), prepay ({@code PrepayService}: its own order row only), the close path
- * for timeouts and cancels ({@code OrderCloser}; a cancel request itself writes nothing), and
- * compensation's ledger repair ({@code ReleaseRepair}). {@code LockOrderTest} runs the closer
- * against placements and payments on shared coupons and SKUs and counts deadlocks: zero.
+ * for timeouts and cancels ({@code OrderCloser}), a cancel request ({@code CancelOrderService}: its
+ * order row's cancel_requested_at and its outbox row), and compensation's ledger repair ({@code
+ * ReleaseRepair}). {@code LockOrderTest} runs the closer against placements and payments on shared
+ * coupons and SKUs and counts deadlocks: zero.
  *
  * <p>Correctness does not rest on this order (conditional UPDATEs and the ledger's UNIQUE key do
  * that); the order only keeps InnoDB from throwing work away.

@@ -5,9 +5,9 @@ import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.outbox.Outbox;
 import io.ordertimeout.payment.PaymentMismatchException.Kind;
 import io.ordertimeout.redis.TimerIndex;
-import io.ordertimeout.stream.OrderEvents;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.RefundResult;
 import java.sql.Connection;
@@ -46,11 +46,7 @@ public final class PaymentService {
    * @param gateway refunds paid-after-close cases; null when payments are not configured (cases are
    *     then recorded and left PENDING for compensation)
    */
-  private final OrderEvents events;
-
-  public PaymentService(
-      Tx tx, TimerIndex timers, Metrics metrics, PaymentGateway gateway, OrderEvents events) {
-    this.events = events;
+  public PaymentService(Tx tx, TimerIndex timers, Metrics metrics, PaymentGateway gateway) {
     this.tx = tx;
     this.timers = timers;
     this.metrics = metrics;
@@ -113,7 +109,6 @@ public final class PaymentService {
       case PAID -> {
         metrics.count("orders_paid", 1);
         removeTimer(trade.orderId());
-        events.paid(trade.orderId(), trade.tenantId(), trade.transactionId());
       }
       case ALREADY_PAID -> {
         metrics.count("payment_duplicates", 1);
@@ -170,6 +165,8 @@ public final class PaymentService {
         markPaid(c, trade);
         List<OrderItem> items = items(c, trade.orderId());
         sellLedger(c, trade.orderId(), items);
+        // The `paid` event commits with the payment (an own row of the locked order).
+        Outbox.paid(c, trade.orderId(), trade.tenantId(), trade.transactionId());
         // The lock order (package io.ordertimeout.mysql): coupon before stock, stock last.
         useCoupon(c, trade.orderId(), order.couponId());
         sellStock(c, trade.orderId(), items);

@@ -9,8 +9,8 @@ import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.outbox.Outbox;
 import io.ordertimeout.redis.TimerIndex;
-import io.ordertimeout.stream.OrderEvents;
 import io.ordertimeout.util.Json;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -23,13 +23,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Places an order: one transaction writes the order, its items, the RESERVE ledger rows and the
- * snapshot, locks the coupon and reserves stock (conditional UPDATE, no oversell), in the lock
- * order of every writer (package {@code io.ordertimeout.mysql}): order rows, their own rows,
- * coupon, stock last. Then the timer is scheduled in Redis.
- *
- * <p>Redis is scheduled after the commit and its failure does not fail the placement: MySQL is the
- * source of truth and compensation schedules any UNPAID order that has no timer.
+ * Places an order: one transaction writes the order, its items, the RESERVE ledger rows, the
+ * snapshot and the {@code created} outbox row, locks the coupon and reserves stock (conditional
+ * UPDATE, no oversell), in the lock order of every writer (package {@code io.ordertimeout.mysql}):
+ * order rows, their own rows, coupon, stock last. Then the timer is scheduled in Redis; its failure
+ * does not fail the placement (compensation schedules any UNPAID order without a timer).
  */
 public final class PlaceOrderService {
   private static final Logger log = LoggerFactory.getLogger(PlaceOrderService.class);
@@ -37,13 +35,11 @@ public final class PlaceOrderService {
   private final Tx tx;
   private final TimerIndex timers;
   private final Metrics metrics;
-  private final OrderEvents events;
 
-  public PlaceOrderService(Tx tx, TimerIndex timers, Metrics metrics, OrderEvents events) {
+  public PlaceOrderService(Tx tx, TimerIndex timers, Metrics metrics) {
     this.tx = tx;
     this.timers = timers;
     this.metrics = metrics;
-    this.events = events;
   }
 
   /**
@@ -67,7 +63,6 @@ public final class PlaceOrderService {
     }
     metrics.count("orders_placed", 1);
     schedule(order);
-    events.created(order);
     return new Placed(order, true);
   }
 
@@ -105,12 +100,18 @@ public final class PlaceOrderService {
     insertOrder(c, cmd, hash, now, expireAt);
     insertItemsAndLedger(c, cmd);
     insertSnapshot(c, cmd, now, expireAt);
+    Order order = placed(cmd, hash, now, expireAt);
+    Outbox.created(c, order); // an own row of the order: commits with it or not at all
     if (cmd.couponId() != null) {
       lockCoupon(c, cmd);
     }
     for (OrderItem item : cmd.items()) { // sorted by SKU (PlaceOrderCommand)
       reserve(c, cmd.tenantId(), item);
     }
+    return order;
+  }
+
+  private static Order placed(PlaceOrderCommand cmd, String hash, Instant now, Instant expireAt) {
     return new Order(
         cmd.orderId(),
         cmd.tenantId(),

@@ -59,13 +59,18 @@ public final class EventStream {
 
   /** Appends events in order, one script call per 500; returns their entry ids. */
   public List<String> append(List<OrderEvent> events) {
-    List<String> ids = new ArrayList<>(events.size());
-    for (int from = 0; from < events.size(); from += APPEND_CHUNK) {
-      List<OrderEvent> chunk = events.subList(from, Math.min(events.size(), from + APPEND_CHUNK));
+    return appendDocuments(events.stream().map(OrderEvent::toJson).toList());
+  }
+
+  /** As {@link #append}, for documents already in the OrderEvent form (the outbox relay's). */
+  public List<String> appendDocuments(List<String> documents) {
+    List<String> ids = new ArrayList<>(documents.size());
+    for (int from = 0; from < documents.size(); from += APPEND_CHUNK) {
+      List<String> chunk = documents.subList(from, Math.min(documents.size(), from + APPEND_CHUNK));
       String[] args = new String[chunk.size() + 1];
       args[0] = Integer.toString(maxLen);
       for (int i = 0; i < chunk.size(); i++) {
-        args[i + 1] = chunk.get(i).toJson();
+        args[i + 1] = chunk.get(i);
       }
       List<String> added = APPEND.run(redis, ScriptOutputType.MULTI, new String[] {key()}, args);
       ids.addAll(added);

@@ -1,8 +1,5 @@
 package io.ordertimeout.stream;
 
-import io.ordertimeout.domain.CloseReason;
-import io.ordertimeout.domain.ClosedOrder;
-import io.ordertimeout.domain.Order;
 import io.ordertimeout.metrics.Metrics;
 import java.util.Collection;
 import java.util.List;
@@ -11,10 +8,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Emits order events. MySQL is the source of truth, so an event that cannot be appended after the
- * state change committed never fails the operation: it is logged and counted ({@code
- * event_emit_failures}). The one exception is {@link #cancelRequested}, where the event is the
- * whole operation and its failure must reach the caller.
+ * Appends work hand-offs to the stream directly. Events of state changes (created, paid, closed,
+ * cancel_requested) are not appended here: they are outbox rows of the change's own transaction,
+ * and the outbox relay is their only writer to the stream and to EventBridge.
+ *
+ * <p>{@code close_due} stays a direct append because it records no state change: its record is the
+ * timer, which keeps its claim lease and returns to a sweep when the append (or the consumer)
+ * fails; routing it through MySQL would add a write per order exactly when the sweep is over
+ * budget.
  */
 public final class OrderEvents {
   private static final Logger log = LoggerFactory.getLogger(OrderEvents.class);
@@ -45,44 +46,6 @@ public final class OrderEvents {
     return stream;
   }
 
-  /** {@code created}: after the order committed and its timer was scheduled. */
-  public void created(Order order) {
-    appendQuietly(
-        List.of(
-            OrderEvent.of(
-                    EventType.CREATED, order.orderId(), order.tenantId(), wallClock.getAsLong())
-                .with("userId", order.userId())
-                .with("expireAt", order.expireAt().toEpochMilli())
-                .with("amountFen", order.amountFen())),
-        "created " + order.orderId());
-  }
-
-  /** {@code paid}: for the payment path, after the UNPAID -> PAID commit. */
-  public void paid(String orderId, String tenantId, String transactionId) {
-    appendQuietly(
-        List.of(
-            OrderEvent.of(EventType.PAID, orderId, tenantId, wallClock.getAsLong())
-                .with("transactionId", transactionId)),
-        "paid " + orderId);
-  }
-
-  /** {@code closed}: one per order a close committed. */
-  public void closed(Collection<ClosedOrder> closed, CloseReason reason) {
-    if (closed.isEmpty()) {
-      return;
-    }
-    long at = wallClock.getAsLong();
-    List<OrderEvent> events =
-        closed.stream()
-            .map(
-                c ->
-                    OrderEvent.of(EventType.CLOSED, c.orderId(), null, at)
-                        .with("reason", reason.name())
-                        .with("lagMs", c.lagMillis()))
-            .toList();
-    appendQuietly(events, "closed " + closed.size() + " orders");
-  }
-
   /**
    * {@code close_due} for orders the sweep hands on; true when appended. On failure the timers keep
    * their claim lease and return to a sweep, so nothing is lost.
@@ -100,8 +63,9 @@ public final class OrderEvents {
   }
 
   /**
-   * {@code cancel_requested}: the whole of a cancel request, so a failure is thrown to the caller
-   * (the API answers 503 and the client retries; a duplicate request only closes once).
+   * A {@code cancel_requested} entry straight on the stream, with no MySQL record: for an operator
+   * replaying a cancel and for tests of the consumer. A user's cancel goes through {@code
+   * CancelOrderService}, which records it in MySQL first. A failure is thrown to the caller.
    */
   public String cancelRequested(String orderId, String tenantId, String userId) {
     String id =

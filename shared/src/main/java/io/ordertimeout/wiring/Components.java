@@ -23,8 +23,10 @@ import io.ordertimeout.consume.ConsumerNames;
 import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.http.AdminRoutes;
 import io.ordertimeout.http.OrderApi;
+import io.ordertimeout.http.OrderTimeline;
 import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.http.PlaceOrderRequests;
+import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.Database;
 import io.ordertimeout.mysql.DbLogin;
@@ -32,6 +34,16 @@ import io.ordertimeout.mysql.LoginSource;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.ServerCheck;
 import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.outbox.Destination;
+import io.ordertimeout.outbox.EventBridgeClients;
+import io.ordertimeout.outbox.EventBridgePublisher;
+import io.ordertimeout.outbox.OutboxRelay;
+import io.ordertimeout.outbox.OutboxRetention;
+import io.ordertimeout.outbox.OutboxStore;
+import io.ordertimeout.outbox.Publisher;
+import io.ordertimeout.outbox.RelayJob;
+import io.ordertimeout.outbox.RelaySettings;
+import io.ordertimeout.outbox.StreamPublisher;
 import io.ordertimeout.payment.NonceGuard;
 import io.ordertimeout.payment.NotificationService;
 import io.ordertimeout.payment.PaymentService;
@@ -45,6 +57,7 @@ import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.DeadLetters;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.OrderEvents;
+import io.ordertimeout.stream.StreamLag;
 import io.ordertimeout.sweep.SweepJob;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
@@ -54,6 +67,8 @@ import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.WeChatPayGateway;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
@@ -61,6 +76,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.services.eventbridge.EventBridgeClient;
 
 /**
  * The wiring of one execution environment: clients built once (Lambda init), use cases sharing
@@ -106,6 +122,7 @@ public final class Components implements AutoCloseable {
   private final OrderEvents events;
   private final CancelOrderService cancels;
   private final DeadLetters deadLetters;
+  private final OutboxStore outbox;
   private final Pauses pauses;
 
   public Components(OtcConfig config) {
@@ -173,15 +190,16 @@ public final class Components implements AutoCloseable {
     this.events = new OrderEvents(stream, metrics);
     this.deadLetters = new DeadLetters(tx, redis.sync(), stream);
     this.pauses = new Pauses(tx);
-    this.cancels = new CancelOrderService(orders, events);
-    this.placeOrders = new PlaceOrderService(tx, timers, metrics, events);
+    this.cancels = new CancelOrderService(tx);
+    this.placeOrders = new PlaceOrderService(tx, timers, metrics);
+    this.outbox = new OutboxStore(tx);
     this.placeOrderRequests =
         new PlaceOrderRequests(
             (int) config.defaultOrderTimeout().toSeconds(),
             (int) config.maxOrderTimeout().toSeconds());
     this.gateway = gateway;
     this.wechatCalls = Executors.newFixedThreadPool(WECHAT_CONCURRENCY, daemonThreads());
-    this.payments = new PaymentService(tx, timers, metrics, gateway, events);
+    this.payments = new PaymentService(tx, timers, metrics, gateway);
     this.prepays = new PrepayService(tx, gateway, metrics);
     this.notifications =
         gateway == null
@@ -195,8 +213,7 @@ public final class Components implements AutoCloseable {
             time,
             metrics,
             new WeChatCloseStep(gateway, wechatCalls, config.waits().weChatStep(), metrics),
-            payments,
-            events);
+            payments);
   }
 
   public static Components fromEnvironment() {
@@ -318,7 +335,13 @@ public final class Components implements AutoCloseable {
   /** The order HTTP API's entry point. */
   public OrderApi orderApi() {
     return new OrderApi(
-        placeOrderRequests(), placeOrders(), cancels(), prepays(), orders(), metrics);
+        placeOrderRequests(),
+        placeOrders(),
+        cancels(),
+        prepays(),
+        orders(),
+        metrics,
+        new OrderTimeline(outbox));
   }
 
   /** WeChat Pay's notification webhook's entry point. */
@@ -335,6 +358,68 @@ public final class Components implements AutoCloseable {
         time,
         metrics,
         () -> pauses.holds(Pauses.SWEEP, metrics));
+  }
+
+  /** The outbox's SQL (relay, timeline, retention). */
+  public OutboxStore outbox() {
+    return outbox;
+  }
+
+  /**
+   * A relay to the stream and, when {@code bridge} is given, to its EventBridge bus ({@code
+   * settings.busName()}).
+   */
+  public OutboxRelay newRelay(RelaySettings settings, EventBridgeClient bridge) {
+    List<Publisher> publishers = new ArrayList<>();
+    publishers.add(new StreamPublisher(stream));
+    if (bridge != null && settings.busName() != null) {
+      publishers.add(
+          new EventBridgePublisher(bridge, settings.busName(), settings.source(), metrics));
+    }
+    return new OutboxRelay(outbox, publishers, settings, metrics);
+  }
+
+  /**
+   * The relay loop that runs beside the stream consumer: a new relay per run, retention over the
+   * destinations it delivers to, and the stream's lag sampled with it.
+   */
+  public RelayJob relayJob(RelaySettings settings, EventBridgeClient bridge) {
+    List<Destination> destinations = newRelay(settings, bridge).destinations();
+    return new RelayJob(
+        () -> newRelay(settings, bridge),
+        new OutboxRetention(outbox, destinations, settings, metrics),
+        this::sampleStreamLag,
+        settings,
+        config.invocationMargin(),
+        metrics);
+  }
+
+  /**
+   * The stream-consumer function's entry point: the consumer loop with the outbox relay beside it,
+   * configured from OTC_OUTBOX_* and OTC_EVENT_BUS_NAME (no bus: the stream only).
+   */
+  public RelayingConsumer relayingConsumer() {
+    Map<String, String> env = System.getenv();
+    return new RelayingConsumer(
+        consumerJob(), relayJob(relaySettings(env), EventBridgeClients.fromEnvironment(env)));
+  }
+
+  /**
+   * The relay's settings from {@code env}; unless OTC_OUTBOX_CANCEL_REDELIVER_MS says otherwise, a
+   * stale cancel is re-delivered after two stream visibilities (2 x 30 s by default): the
+   * consumers' own reclaims of a live entry come first.
+   */
+  public RelaySettings relaySettings(Map<String, String> env) {
+    RelaySettings settings = RelaySettings.fromEnvironment(env);
+    return env.containsKey("OTC_OUTBOX_CANCEL_REDELIVER_MS")
+        ? settings
+        : settings.withCancelRedeliverAfter(config.stream().visibility().multipliedBy(2));
+  }
+
+  private void sampleStreamLag() {
+    StreamLag.Lag lag = StreamLag.of(redis.sync(), stream, time.nowMillis());
+    metrics.recordMillis(MetricNames.STREAM_LAG_MS, lag.oldestAgeMillis());
+    metrics.gauge(MetricNames.STREAM_PENDING, lag.pending());
   }
 
   /** The scheduled stream consumer's entry point: a new consumer per run. */

@@ -57,6 +57,8 @@ class OrderStoryTest {
     stack.app().prepays().prepay("story-0001", OPEN_ID, null);
     stack.app().cancels().request("story-0001");
     stack.app().cancels().request("other-0001");
+    // the events are outbox rows first; the relay puts them on the stream
+    stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     readWithoutAck();
     stack.update(
         "INSERT INTO compensation_flags (kind, subject, evidence) VALUES ('POISON_ORDER',"

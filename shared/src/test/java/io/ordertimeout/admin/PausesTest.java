@@ -55,6 +55,8 @@ class PausesTest {
   void aPausedConsumerLeavesTheCancelPendingAndAResumedOneClosesIt() {
     stack.place("pause-0002", "u1", 900, null, new OrderItem("sku-a", 1));
     stack.app().cancels().request("pause-0002");
+    // the cancel is a MySQL row first; the outbox relay puts it on the stream
+    stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     ops.pauses().pause(Pauses.jobs("consumer"), OPERATOR, "stream incident");
 
     var paused = stack.app().consumerJob().run(runFor(300));

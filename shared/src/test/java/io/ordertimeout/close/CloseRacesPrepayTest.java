@@ -93,8 +93,7 @@ class CloseRacesPrepayTest extends WeChatStackFixture {
             app.time(),
             app.metrics(),
             new WeChatCloseStep(gateway, threads, Duration.ofSeconds(10), app.metrics()),
-            app.payments(),
-            app.events());
+            app.payments());
     int closesBefore = wechat.callCount(Endpoint.CLOSE);
 
     // The payer's prepay: prepaid_at committed, its WeChat call held at the gateway.

@@ -241,6 +241,8 @@ class CompensatorTest {
     stack.app().timers().schedule("ghost-0001", 1L); // a timer of an order MySQL never had
     redis.set(stack.app().timers().leaseKey(1), "dead-holder"); // a lease without TTL
     stack.app().stream().ensureGroup();
+    // the state changes' events reach the stream through the outbox relay
+    stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     stack
         .app()
         .events()

@@ -9,6 +9,8 @@ import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.http.ApiError;
+import io.ordertimeout.outbox.OutboxRelay;
+import io.ordertimeout.outbox.RelaySettings;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.redis.TimerBacklog;
 import io.ordertimeout.testing.TestStack;
@@ -124,6 +126,9 @@ class CancelAndPlaceOrderServiceTest {
                 "default", "ord-cx-paid", "4200000777", 100, null, PaidTrade.Source.NOTIFY));
     stack.app().closer().close(List.of("ord-cx-closed"), CloseReason.USER_CANCEL);
     CancelOrderService cancels = stack.app().cancels();
+    // Events reach the stream through the outbox relay: deliver the setup's first.
+    OutboxRelay relay = stack.app().newRelay(RelaySettings.defaults(), null);
+    relay.relayOnce();
     long events = stack.app().stream().length();
 
     CancelOrderService.Outcome accepted = cancels.request("ord-cx-unpaid");
@@ -135,6 +140,8 @@ class CancelAndPlaceOrderServiceTest {
     assertThat(accepted.order().status()).isEqualTo(OrderStatus.UNPAID);
     assertThat(closed.accepted()).isFalse();
     assertThat(closed.order().status()).isEqualTo(OrderStatus.CLOSED);
+    assertThat(stack.app().stream().length()).isEqualTo(events);
+    relay.relayOnce();
     assertThat(stack.app().stream().length()).isEqualTo(events + 1);
     assertThat(stack.dump("SELECT status FROM orders WHERE order_id = 'ord-cx-unpaid'"))
         .containsExactly("UNPAID|"); // the consumer closes it, not the request

@@ -100,8 +100,8 @@ class LockOrderTest {
       this.stack = stack;
       Components app = stack.app();
       Tx tx = new Tx(conflicts.wrap(app.dataSource()));
-      places = new PlaceOrderService(tx, app.timers(), app.metrics(), app.events());
-      payments = new PaymentService(tx, app.timers(), app.metrics(), null, app.events());
+      places = new PlaceOrderService(tx, app.timers(), app.metrics());
+      payments = new PaymentService(tx, app.timers(), app.metrics(), null);
       // No order is ever prepaid here: the WeChat step is never asked.
       closer =
           new OrderCloser(
@@ -110,8 +110,7 @@ class LockOrderTest {
               app.time(),
               app.metrics(),
               new WeChatCloseStep(null, null, Duration.ofSeconds(1), app.metrics()),
-              payments,
-              app.events());
+              payments);
       SKUS.forEach(sku -> stack.seedSku(sku, 1_000_000));
       for (int u = 0; u < USERS; u++) {
         for (int k = 0; k <= ORDERS_PER_USER / 4; k++) {

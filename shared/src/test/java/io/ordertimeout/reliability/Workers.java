@@ -6,6 +6,7 @@ import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 
 /**
  * Sweeps and stream consumers running as back-to-back invocations of {@code invocationMillis} each
@@ -66,12 +67,15 @@ final class Workers implements AutoCloseable {
     }
   }
 
+  /** A stream-consumer invocation: the consumer loop with the outbox relay beside it. */
   private void consumeOnce(Components app) {
     long end = System.currentTimeMillis() + invocationMillis;
+    LongSupplier remaining = () -> stopping ? 0 : end - System.currentTimeMillis();
     try (StreamConsumer consumer = app.newStreamConsumer()) {
       register(consumers, consumer);
       try {
-        consumer.run(() -> stopping ? 0 : end - System.currentTimeMillis());
+        app.relayJob(app.relaySettings(System.getenv()), null)
+            .alongside(remaining, () -> consumer.run(remaining));
       } finally {
         unregister(consumers, consumer);
       }

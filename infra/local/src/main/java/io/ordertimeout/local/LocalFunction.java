@@ -10,6 +10,7 @@ import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.sweep.SweepJob;
 import io.ordertimeout.wiring.Components;
+import io.ordertimeout.wiring.RelayingConsumer;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.util.Arrays;
@@ -99,6 +100,7 @@ final class LocalFunction {
         PaymentWebhook.class, app::paymentWebhook,
         SweepJob.class, app::sweepJob,
         ConsumerJob.class, app::consumerJob,
+        RelayingConsumer.class, app::relayingConsumer,
         CompensationJob.class, () -> app.compensationJob(CompensationSettings.defaults()),
         AdminRoutes.class, () -> app.adminRoutes(CompensationSettings.defaults()));
   }

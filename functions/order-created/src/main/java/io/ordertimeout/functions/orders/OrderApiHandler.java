@@ -35,6 +35,7 @@ import org.slf4j.LoggerFactory;
  *       arguments (200; 400 bad body; 404; 409 not UNPAID or past its deadline; 502/503 WeChat)
  *   <li>{@code POST /orders/{id}/cancel}: request a cancellation (202 and a cancel_requested event
  *       for an UNPAID order; 200 if already CLOSED; 409 if PAID; 404)
+ *   <li>{@code GET /orders/{id}/events}: the order's event timeline from the outbox (200; 404)
  * </ul>
  */
 public final class OrderApiHandler extends HttpApiHandler {
@@ -44,9 +45,10 @@ public final class OrderApiHandler extends HttpApiHandler {
   static final String GET = "GET /orders/{id}";
   static final String PREPAY = "POST /orders/{id}/prepay";
   static final String CANCEL = "POST /orders/{id}/cancel";
+  static final String EVENTS = "GET /orders/{id}/events";
 
   /** Every route this function serves, as API Gateway's routeKey. */
-  static final List<String> ROUTE_KEYS = List.of(PLACE, GET, PREPAY, CANCEL);
+  static final List<String> ROUTE_KEYS = List.of(PLACE, GET, PREPAY, CANCEL, EVENTS);
 
   private final OrderApi api;
 
@@ -98,6 +100,7 @@ public final class OrderApiHandler extends HttpApiHandler {
       case GET -> get(pathId(event));
       case PREPAY -> prepay(event, pathId(event));
       case CANCEL -> cancel(pathId(event));
+      case EVENTS -> respond(200, api.timeline().answer(pathId(event)));
       default -> throw unrouted(routeKey, event);
     };
   }

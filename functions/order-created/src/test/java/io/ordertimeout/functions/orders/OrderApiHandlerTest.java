@@ -106,6 +106,8 @@ class OrderApiHandlerTest {
   }
 
   private long cancelEvents() {
+    // a cancel request is a MySQL row first; the outbox relay puts it on the stream
+    stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     var redis = stack.app().redis().sync();
     return redis.xrange(stack.app().stream().key(), io.lettuce.core.Range.create("-", "+")).stream()
         .filter(m -> m.getBody().get("e").contains("\"cancel_requested\""))
@@ -185,6 +187,42 @@ class OrderApiHandlerTest {
         handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
 
     assertThat(response.getStatusCode()).isEqualTo(201);
+  }
+
+  private APIGatewayV2HTTPResponse events(String orderId) {
+    APIGatewayV2HTTPEvent event = EventLoader.loadApiGatewayHttpEvent(GET_EVENT);
+    event.setRouteKey("GET /orders/{id}/events");
+    event.getRequestContext().setRouteKey("GET /orders/{id}/events");
+    event.setRawPath("/orders/" + orderId + "/events");
+    event.getRequestContext().getHttp().setPath("/orders/" + orderId + "/events");
+    event.setPathParameters(java.util.Map.of("id", orderId));
+    return handler.handleRequest(event, new LambdaTestContext("order-created", 10_000));
+  }
+
+  @Test
+  void theEventsRouteAnswersTheOrdersTimelineFromTheOutboxAnd404ForAnUnknownOrder()
+      throws Exception {
+    post(order("timeline-01", "sku-cup", 1, null));
+    cancel("timeline-01");
+
+    APIGatewayV2HTTPResponse timeline = events("timeline-01");
+    APIGatewayV2HTTPResponse unknown = events("nope-000000");
+
+    assertThat(timeline.getStatusCode()).isEqualTo(200);
+    JsonNode body = json(timeline);
+    assertThat(body.get("orderId").asText()).isEqualTo("timeline-01");
+    assertThat(body.get("events")).hasSize(2);
+    assertThat(body.at("/events/0/type").asText()).isEqualTo("created");
+    assertThat(body.at("/events/1/type").asText()).isEqualTo("cancel_requested");
+    assertThat(body.at("/events/1/seq").asLong()).isGreaterThan(body.at("/events/0/seq").asLong());
+    assertThat(body.at("/events/0/id").asText())
+        .isEqualTo(
+            stack
+                .dump("SELECT event_id FROM outbox WHERE order_id = 'timeline-01' ORDER BY seq")
+                .get(0)
+                .replace("|", ""));
+    assertThat(unknown.getStatusCode()).isEqualTo(404);
+    assertThat(json(unknown).at("/error/code").asText()).isEqualTo("NOT_FOUND");
   }
 
   @Test

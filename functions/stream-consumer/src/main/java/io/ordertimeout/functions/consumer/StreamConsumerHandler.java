@@ -2,10 +2,10 @@ package io.ordertimeout.functions.consumer;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import io.ordertimeout.aws.ScheduledHandler;
-import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerStats;
 import io.ordertimeout.util.Json;
 import io.ordertimeout.wiring.Components;
+import io.ordertimeout.wiring.RelayingConsumer;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -13,18 +13,20 @@ import org.slf4j.LoggerFactory;
 /**
  * stream-consumer: invoked by an EventBridge schedule every minute, it consumes the order event
  * stream (group {@code closers}) until the invocation's remaining time falls under the configured
- * margin: closes cancel_requested and close_due orders, retries failures, dead-letters poison.
+ * margin: closes cancel_requested and close_due orders, retries failures, dead-letters poison. The
+ * outbox relay runs beside it for the same time (outbox.RelayingConsumer): it fills the stream from
+ * MySQL and puts the events on the EventBridge bus.
  */
 public final class StreamConsumerHandler extends ScheduledHandler {
   private static final Logger log = LoggerFactory.getLogger(StreamConsumerHandler.class);
 
-  private final ConsumerJob job;
+  private final RelayingConsumer job;
 
   public StreamConsumerHandler() {
     this(Init.JOB);
   }
 
-  public StreamConsumerHandler(ConsumerJob job) {
+  public StreamConsumerHandler(RelayingConsumer job) {
     super(job.metrics());
     this.job = job;
   }
@@ -38,6 +40,6 @@ public final class StreamConsumerHandler extends ScheduledHandler {
   }
 
   private static final class Init {
-    static final ConsumerJob JOB = Components.fromEnvironment().consumerJob();
+    static final RelayingConsumer JOB = Components.fromEnvironment().relayingConsumer();
   }
 }

@@ -44,7 +44,7 @@ class StreamConsumerHandlerTest {
     stack.seedSku("sku-cup", 10);
     stack.seedCoupon("cp-welcome-10", "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o");
     api = new OrderApiHandler(stack.app().orderApi());
-    consumer = new StreamConsumerHandler(stack.app().consumerJob());
+    consumer = new StreamConsumerHandler(stack.app().relayingConsumer());
   }
 
   @AfterEach

@@ -1,0 +1,16 @@
+package io.ordertimeout.outbox;
+
+import java.util.List;
+
+/** Delivers outbox rows to one destination. */
+public interface Publisher {
+  Destination destination();
+
+  /**
+   * Delivers {@code rows} (ascending seq) and answers the seqs the destination accepted. Per order,
+   * a row is only delivered after every earlier row of that order in {@code rows} was accepted, so
+   * an accepted row's predecessors are accepted too. Throws when nothing can be said (the relay
+   * then marks nothing and the next pass delivers them again: at least once).
+   */
+  List<Long> publish(List<OutboxRow> rows);
+}
