@@ -3,6 +3,7 @@ package io.ordertimeout.outbox;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.ClosedOrder;
 import io.ordertimeout.domain.Order;
+import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.util.Json;
 import java.sql.Connection;
@@ -88,27 +89,32 @@ public final class Outbox {
             new Pending(orderId, tenantId, EventType.CANCEL_REQUESTED, Map.of("userId", userId))));
   }
 
-  /** Inserts {@code events} in list order (one multi-row INSERT), stamped with NOW(3). */
+  /**
+   * Inserts {@code events} in list order, stamped with NOW(3): one multi-row INSERT, cut into parts
+   * that stay under RDS Proxy's 16 KB pinning limit (a 500-order close writes ~73 KB of rows).
+   */
   public static void append(Connection c, List<Pending> events) throws SQLException {
     if (events.isEmpty()) {
       return;
     }
     String trace = MDC.get(TRACE_KEY);
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version,"
-                + " payload, trace_id, committed_at) VALUES (?,?,?,?,?,?,?,NOW(3))")) {
+    String traceId = trace == null || trace.equals("-") ? null : trace;
+    String sql =
+        "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version,"
+            + " payload, trace_id, committed_at) VALUES (?,?,?,?,?,?,?,NOW(3))";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      Statements.Batch batch = new Statements.Batch(ps, sql);
       for (Pending e : events) {
-        ps.setString(1, UUID.randomUUID().toString());
-        ps.setString(2, e.orderId());
-        ps.setString(3, e.tenantId());
-        ps.setString(4, e.type().wireName());
-        ps.setInt(5, SCHEMA_VERSION);
-        ps.setString(6, payload(e));
-        ps.setString(7, trace == null || trace.equals("-") ? null : trace);
-        ps.addBatch();
+        batch.row(
+            UUID.randomUUID().toString(),
+            e.orderId(),
+            e.tenantId(),
+            e.type().wireName(),
+            SCHEMA_VERSION,
+            payload(e),
+            traceId);
       }
-      ps.executeBatch();
+      batch.execute();
     }
   }
 
