@@ -127,7 +127,7 @@ public final class OrderCloser {
    * What one closing transaction did, and the prepaid orders it left UNPAID for the WeChat step:
    * those not cleared at WeChat yet, or cleared for another prepay state than they have now.
    */
-  private record Pass(CloseResult result, List<Prepaid> prepaid) {}
+  private record Pass(CloseResult result, List<Prepaid> prepaid, Set<String> cancelRequested) {}
 
   /**
    * One transaction over {@code ids}; a prepaid order is closed only if {@code clearedAtWeChat}
@@ -139,7 +139,7 @@ public final class OrderCloser {
         tx.inTransaction(
             "close " + ids.size() + " orders (" + reason + ", first " + ids.get(0) + ")",
             c -> closeInTransaction(c, ids, reason, clearedAtWeChat));
-    afterCommit(pass.result(), reason);
+    afterCommit(pass.result(), reason, pass.cancelRequested());
     return pass;
   }
 
@@ -175,11 +175,11 @@ public final class OrderCloser {
     CloseResult weChatOutcome =
         new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed);
     if (closable.isEmpty()) {
-      return new Pass(weChatOutcome, List.of());
+      return new Pass(weChatOutcome, List.of(), Set.of());
     }
     Pass pass = closeBatch(new ArrayList<>(new TreeSet<>(closable.keySet())), reason, closable);
     metrics.count("close_prepay_changed", pass.prepaid().size());
-    return new Pass(pass.result().plus(weChatOutcome), pass.prepaid());
+    return new Pass(pass.result().plus(weChatOutcome), pass.prepaid(), pass.cancelRequested());
   }
 
   private boolean takePaidPath(Checked checked) {
@@ -213,7 +213,7 @@ public final class OrderCloser {
     timers.scheduleAll(at);
   }
 
-  private void afterCommit(CloseResult result, CloseReason reason) {
+  private void afterCommit(CloseResult result, CloseReason reason, Set<String> cancelRequested) {
     List<String> done = new ArrayList<>(result.alreadyFinal());
     result.closed().forEach(closed -> done.add(closed.orderId()));
     done.addAll(result.unknown());
@@ -227,13 +227,18 @@ public final class OrderCloser {
       long now = time.nowMillis();
       result.notDue().forEach((id, dueIn) -> timers.schedule(id, now + dueIn + 1));
     }
+    int cancels =
+        (int) result.closed().stream().filter(o -> cancelRequested.contains(o.orderId())).count();
     metrics.count(
         reason == CloseReason.TIMEOUT ? "orders_closed_timeout" : "orders_closed_cancel",
-        result.closed().size());
+        result.closed().size() - cancels);
+    metrics.count("orders_closed_cancel", cancels);
     metrics.count("close_not_due", result.notDue().size());
     metrics.count("close_unknown_orders", result.unknown().size());
     if (reason == CloseReason.TIMEOUT) {
-      result.closed().forEach(closed -> metrics.recordMillis("close_lag_ms", closed.lagMillis()));
+      result.closed().stream()
+          .filter(closed -> !cancelRequested.contains(closed.orderId()))
+          .forEach(closed -> metrics.recordMillis("close_lag_ms", closed.lagMillis()));
     }
   }
 
@@ -250,21 +255,41 @@ public final class OrderCloser {
     List<String> eligible = found.eligible;
     if (eligible.isEmpty()) {
       return new Pass(
-          new CloseResult(List.of(), found.alreadyFinal, found.dueIn, unknown), found.prepaid);
+          new CloseResult(List.of(), found.alreadyFinal, found.dueIn, unknown),
+          found.prepaid,
+          Set.of());
     }
     // The lock order (package io.ordertimeout.mysql): the order rows are locked; their RELEASE
     // rows, then coupons by id, then stock by SKU.
-    markClosed(c, eligible, reason);
+    // An order whose user asked to cancel closes as USER_CANCEL even when its deadline came first
+    // (the cancel's stream entry was lost and its re-delivery had not come yet): the user's
+    // request, not the clock, is why it closed.
+    Set<String> cancelled =
+        reason == CloseReason.TIMEOUT ? Set.copyOf(found.cancelRequested) : Set.of();
+    List<String> timedOut = eligible.stream().filter(id -> !cancelled.contains(id)).toList();
+    List<String> userCancelled = eligible.stream().filter(cancelled::contains).toList();
+    markClosed(c, timedOut, reason);
+    markClosed(c, userCancelled, CloseReason.USER_CANCEL);
     Map<String, List<OrderItem>> items = OrderStore.items(c, eligible);
     releaseLedger(c, items);
     unlockCoupons(c, found.couponOwners);
     List<ClosedOrder> lags = lags(c, eligible);
     // The `closed` events commit with the close (own rows of the locked orders, before stock).
-    Outbox.closed(c, lags, found.tenants, reason);
+    Outbox.closed(
+        c,
+        lags.stream().filter(o -> !cancelled.contains(o.orderId())).toList(),
+        found.tenants,
+        reason);
+    Outbox.closed(
+        c,
+        lags.stream().filter(o -> cancelled.contains(o.orderId())).toList(),
+        found.tenants,
+        CloseReason.USER_CANCEL);
     // Stock last, right before the commit: a hot SKU's row lock is then held for one statement
     // and the commit, not for the coupon and lag statements too (bench S2, one SKU, 4 closers).
     releaseStock(c, items, eligible);
-    return new Pass(new CloseResult(lags, found.alreadyFinal, found.dueIn, unknown), found.prepaid);
+    return new Pass(
+        new CloseResult(lags, found.alreadyFinal, found.dueIn, unknown), found.prepaid, cancelled);
   }
 
   /** What the locking read found for each order of a batch. */
@@ -273,6 +298,9 @@ public final class OrderCloser {
     final List<String> alreadyFinal = new ArrayList<>();
     final Map<String, Long> dueIn = new HashMap<>();
     final List<Prepaid> prepaid = new ArrayList<>();
+
+    /** Eligible orders whose user asked to cancel them (orders.cancel_requested_at is set). */
+    final Set<String> cancelRequested = new java.util.HashSet<>();
 
     /** order id -> tenant of the eligible orders, for their `closed` events. */
     final Map<String, String> tenants = new HashMap<>();
@@ -294,6 +322,7 @@ public final class OrderCloser {
     String sql =
         "SELECT order_id, tenant_id, status, coupon_id, prepay_id,"
             + " (prepay_id IS NOT NULL OR prepaid_at IS NOT NULL) AS prepaid,"
+            + " (cancel_requested_at IS NOT NULL) AS cancel_requested,"
             + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
             + " WHERE order_id IN (%s) ORDER BY order_id FOR UPDATE";
     // IN lists under RDS Proxy's 16 KB (Statements), taken in ascending id order: still one lock
@@ -330,6 +359,9 @@ public final class OrderCloser {
           } else {
             found.eligible.add(id);
             found.tenants.put(id, rs.getString("tenant_id"));
+            if (rs.getBoolean("cancel_requested")) {
+              found.cancelRequested.add(id);
+            }
             String couponId = rs.getString("coupon_id");
             if (couponId != null) {
               found.couponOwners.put(couponId, id);
@@ -347,6 +379,9 @@ public final class OrderCloser {
 
   private static void markClosed(Connection c, List<String> eligible, CloseReason reason)
       throws SQLException {
+    if (eligible.isEmpty()) {
+      return;
+    }
     String sql =
         "UPDATE orders SET status = 'CLOSED', closed_at = NOW(3), close_reason = ?,"
             + " version = version + 1 WHERE order_id IN (%s) AND status = 'UNPAID'"

@@ -90,6 +90,35 @@ class OrderCloserTest {
   }
 
   @Test
+  void aCancelledOrderReachedByItsDeadlineFirstClosesAsUserCancelNotTimeout() {
+    // The cancel request committed (orders.cancel_requested_at and its outbox row) but no consumer
+    // closed it yet, e.g. its stream entry was lost: the sweep's TIMEOUT close reaches it first.
+    stack.place("order-009", "u1", 600, "cp-1", new OrderItem("sku-a", 2));
+    stack.place("order-010", "u1", 600, null, new OrderItem("sku-b", 1));
+    assertThat(stack.app().cancels().request("order-009").accepted()).isTrue();
+    expireNow(stack, "order-009");
+    expireNow(stack, "order-010");
+
+    CloseResult result =
+        stack.app().closer().close(List.of("order-009", "order-010"), CloseReason.TIMEOUT);
+
+    assertThat(result.closed())
+        .extracting(ClosedOrder::orderId)
+        .containsExactlyInAnyOrder("order-009", "order-010");
+    assertThat(stack.dump("SELECT order_id, status, close_reason FROM orders ORDER BY order_id"))
+        .containsExactly("order-009|CLOSED|USER_CANCEL|", "order-010|CLOSED|TIMEOUT|");
+    assertThat(
+            stack.dump(
+                "SELECT order_id, JSON_VALUE(payload, '$.reason') FROM outbox"
+                    + " WHERE event_type = 'closed' ORDER BY order_id"))
+        .containsExactly("order-009|USER_CANCEL|", "order-010|TIMEOUT|");
+    assertThat(stack.app().metrics().counter("orders_closed_cancel")).isEqualTo(1);
+    assertThat(stack.app().metrics().counter("orders_closed_timeout")).isEqualTo(1);
+    assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
+        .containsExactly("AVAILABLE|null|");
+  }
+
+  @Test
   void unknownIdsAreReportedAndTheirTimersRemoved() {
     stack.app().timers().schedule("ghost-order", 1);
 
