@@ -102,6 +102,14 @@ public final class OrderStory {
         Rows.all(
             c, "SELECT * FROM compensation_flags WHERE subject = ? ORDER BY flag_id", orderId));
     story.put("adminActions", AdminActions.about(c, orderId));
+    // Its events as the outbox holds them, with where each has been delivered (NULL: not yet).
+    story.put(
+        "events",
+        Rows.all(
+            c,
+            "SELECT seq, event_id, event_type, payload, trace_id, committed_at, streamed_at,"
+                + " bridged_at FROM outbox WHERE order_id = ? ORDER BY seq",
+            orderId));
     return story;
   }
 

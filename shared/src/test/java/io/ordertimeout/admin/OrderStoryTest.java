@@ -74,6 +74,11 @@ class OrderStoryTest {
     assertThat(json.at("/coupon/0/status").asText()).isEqualTo("LOCKED");
     assertThat(json.at("/snapshot/0/checksum").asText()).hasSize(64);
     assertThat(json.at("/compensationFlags/0/kind").asText()).isEqualTo("POISON_ORDER");
+    // its outbox rows in commit order, both relayed to the stream; none of the other order's
+    assertThat(json.at("/events").size()).isEqualTo(2);
+    assertThat(json.at("/events/0/event_type").asText()).isEqualTo("created");
+    assertThat(json.at("/events/1/event_type").asText()).isEqualTo("cancel_requested");
+    assertThat(json.at("/events/1/streamed_at").isNull()).isFalse();
     long expireAt = Instant.parse(json.at("/order/expire_at").asText()).toEpochMilli();
     assertThat(json.at("/timer/state").asText()).isEqualTo("SCHEDULED");
     assertThat(json.at("/timer/score").asLong()).isEqualTo(expireAt);
