@@ -3,9 +3,9 @@ package io.ordertimeout.reliability;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.ordertimeout.embedded.EmbeddedServers;
-import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.payment.ReplayedNotificationException;
+import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
@@ -204,6 +204,19 @@ final class FaultHarness implements AutoCloseable {
       Fault during,
       double boundSeconds,
       String notes) {
+    return run(fault, redisDataLost, env, null, before, during, boundSeconds, notes);
+  }
+
+  /** Like the above with {@code time} as the stack's clock instead of Redis TIME (null keeps). */
+  Outcome run(
+      String fault,
+      boolean redisDataLost,
+      UnaryOperator<Map<String, String>> env,
+      TimeSource time,
+      Step before,
+      Fault during,
+      double boundSeconds,
+      String notes) {
     ensureBaseline();
     try (TestStack stack =
         TestStack.withEnvironment(
@@ -212,6 +225,7 @@ final class FaultHarness implements AutoCloseable {
               e.putAll(overrides());
               return env.apply(e);
             },
+            time,
             TestStack.gatewayFor(wechat, Duration.ofSeconds(1)))) {
       current = stack;
       synchronized (webhookAnswers) {
@@ -289,7 +303,12 @@ final class FaultHarness implements AutoCloseable {
                 RECOVERY_GOAL_SECONDS,
                 m.detectionSeconds(),
                 m.alarm(),
-                "p99 lag " + m.lagP99Ms() + " ms over " + m.timeoutCloses() + " TIMEOUT closes"));
+                m.timeoutCloses()
+                    + " TIMEOUT closes; "
+                    + probe.lagProfile()
+                    + (m.falseAlarms().isEmpty() && m.alarm() == null
+                        ? ""
+                        : "; crossed without a fault: " + m.alsoCrossed())));
       }
     } finally {
       current = null;
@@ -392,8 +411,12 @@ final class FaultHarness implements AutoCloseable {
       out.add("crossed before the fault: " + String.join(", ", m.falseAlarms()));
     }
     if (probe.canariesRescheduled() > 0) {
-      out.add(probe.canariesRescheduled() + " canary timers rescheduled (compensation)");
+      out.add(
+          probe.canariesRescheduled()
+              + " canaries placed in the fault lost their ZADD, closed after compensation"
+              + " rescheduled them (not in recovery: compensation's 5 min period bounds them)");
     }
+    out.add(probe.lagProfile());
     out.add(String.format("fault %.1f s", (probe.faultEnd() - probe.faultStart()) / 1000.0));
     return out;
   }

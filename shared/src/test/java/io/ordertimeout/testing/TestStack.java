@@ -98,12 +98,21 @@ public final class TestStack implements AutoCloseable {
    */
   public static TestStack withEnvironment(
       String hint, UnaryOperator<Map<String, String>> tweak, PaymentGateway gateway) {
+    return withEnvironment(hint, tweak, null, gateway);
+  }
+
+  /** Like the above with {@code time} replacing Redis TIME (null keeps it). */
+  public static TestStack withEnvironment(
+      String hint,
+      UnaryOperator<Map<String, String>> tweak,
+      TimeSource time,
+      PaymentGateway gateway) {
     EmbeddedServers servers = EmbeddedServers.get();
     String schema = servers.createSchema(hint);
     Map<String, String> env =
         tweak.apply(testEnvironment(servers, schema, servers.newKeyPrefix(hint)));
     return new TestStack(
-        servers, schema, new Components(OtcConfig.fromEnvironment(env), null, gateway));
+        servers, schema, new Components(OtcConfig.fromEnvironment(env), time, gateway));
   }
 
   /**
