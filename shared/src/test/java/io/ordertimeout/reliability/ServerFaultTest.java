@@ -23,6 +23,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
  * Issue 21, item 1: the servers themselves misbehave while the mixed workload runs: MariaDB goes
@@ -33,6 +34,10 @@ import org.junit.jupiter.api.Test;
  *
  * <p>The MariaDB faults change global settings of the JVM-shared server and restore them in a
  * finally block; Surefire runs classes one after another, so no other class is running then.
+ *
+ * <p>The default suite runs the faults without {@code @EnabledIfSystemProperty}; the others (about
+ * 16 s each, more for the slow ones) run with {@code -Dotc.faults.all=true}, so the default suite
+ * grows by about 2 minutes on a 2-core machine, not 6.
  */
 class ServerFaultTest {
   static final String APP_USER = "otc_app";
@@ -127,10 +132,12 @@ class ServerFaultTest {
   }
 
   @Test
+  @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")
   void mariaDbOutOfConnectionsForFiveSecondsLosesNoOrder() throws SQLException {
     assumeFalse(EmbeddedServers.get().externalMysql(), "sets a global on the embedded server");
     List<Connection> hogs = new ArrayList<>();
     AtomicLong refusedHogs = new AtomicLong();
+    AtomicLong killed = new AtomicLong();
     long maxBefore;
     try (Connection c = admin();
         Statement st = c.createStatement();
@@ -159,7 +166,15 @@ class ServerFaultTest {
                       break;
                     }
                   }
-                  h.killConnections(ctx.schema(), Duration.ofMillis(300));
+                  // the held admin connection cuts the app's: a new one could not get in now
+                  for (long id : h.connectionIds(a, ctx.schema())) {
+                    try {
+                      st.execute("KILL " + id);
+                      killed.incrementAndGet();
+                    } catch (SQLException gone) {
+                      // it ended on its own meanwhile
+                    }
+                  }
                 }
                 // the outage window, not a wait for an outcome
                 Workers.pause(5_000);
@@ -170,6 +185,7 @@ class ServerFaultTest {
               FaultHarness.RECOVERY_GOAL_SECONDS,
               "other clients hold every connection; the app's are KILLed");
       assertThat(refusedHogs.get()).as("the server refused a connection: it was full").isOne();
+      assertThat(killed.get()).as("the app's connections cut").isPositive();
       assertNothingLost(outcome);
     } finally {
       closeAll(hogs);
@@ -236,6 +252,7 @@ class ServerFaultTest {
    * carry lease scores 10 s ahead, so the step's size bounds the recovery.
    */
   @Test
+  @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")
   void dueClockSteppedTenSecondsAheadClosesNoOrderEarly() {
     RedisClient client = RedisClient.create(RedisURI.create(h.redis.uri()));
     AtomicLong offset = new AtomicLong();
@@ -268,6 +285,7 @@ class ServerFaultTest {
   static final long WECHAT_SLOW_SECONDS = Long.getLong("otc.faults.wechatSlowSeconds", 20);
 
   @Test
+  @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")
   void weChatAnsweringEveryCallJustUnderItsTimeoutLosesNoOrder() {
     try {
       FaultHarness.Outcome outcome =
