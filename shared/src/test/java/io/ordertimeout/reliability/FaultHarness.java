@@ -243,9 +243,14 @@ final class FaultHarness implements AutoCloseable {
           work.payAndCancel(table.size());
           during.inject(stack, probe);
           probe.faultEnds(); // a no-op mark if the fault marked its own end
+          if (redisDataLost) {
+            // compensation's step right after the loss, as before the canaries (not 5 s later)
+            rescheduled = FaultWorkload.rescheduleUnpaidFromMySql(stack);
+          }
           probe.awaitCanaries();
           if (redisDataLost) {
-            rescheduled = FaultWorkload.rescheduleUnpaidFromMySql(stack);
+            // the canaries placed since have their timers (Redis is back): this finds none of them
+            rescheduled += FaultWorkload.rescheduleUnpaidFromMySql(stack);
           }
           rescheduled += drain(stack, work, redisDataLost, probe);
         } catch (Exception e) {
