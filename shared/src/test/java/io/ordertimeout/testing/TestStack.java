@@ -82,12 +82,37 @@ public final class TestStack implements AutoCloseable {
    */
   public static TestStack withOverrides(
       String hint, Map<String, String> overrides, PaymentGateway gateway) {
+    return withEnvironment(
+        hint,
+        env -> {
+          env.putAll(overrides);
+          return env;
+        },
+        gateway);
+  }
+
+  /**
+   * A stack whose test environment (OTC_* names, OTC_MYSQL_URL already naming the new schema) is
+   * rewritten by {@code tweak}: e.g. the fault tests point OTC_MYSQL_URL at a TCP proxy in front of
+   * MariaDB. {@code gateway} may be null (payments off).
+   */
+  public static TestStack withEnvironment(
+      String hint, UnaryOperator<Map<String, String>> tweak, PaymentGateway gateway) {
+    return withEnvironment(hint, tweak, null, gateway);
+  }
+
+  /** Like the above with {@code time} replacing Redis TIME (null keeps it). */
+  public static TestStack withEnvironment(
+      String hint,
+      UnaryOperator<Map<String, String>> tweak,
+      TimeSource time,
+      PaymentGateway gateway) {
     EmbeddedServers servers = EmbeddedServers.get();
     String schema = servers.createSchema(hint);
-    Map<String, String> env = testEnvironment(servers, schema, servers.newKeyPrefix(hint));
-    env.putAll(overrides);
+    Map<String, String> env =
+        tweak.apply(testEnvironment(servers, schema, servers.newKeyPrefix(hint)));
     return new TestStack(
-        servers, schema, new Components(OtcConfig.fromEnvironment(env), null, gateway));
+        servers, schema, new Components(OtcConfig.fromEnvironment(env), time, gateway));
   }
 
   /**
