@@ -159,7 +159,8 @@ final class RedisAudit {
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement(
-                  "UPDATE dead_letters SET resolved_at = NOW(3) WHERE resolved_at IS NULL"
+                  "UPDATE dead_letters SET resolved_at = NOW(3), resolution = 'ORDER_FINAL',"
+                      + " resolved_by = 'compensation' WHERE resolved_at IS NULL"
                       + " AND dead_letter_id IN ("
                       + Sql.placeholders(ids.size())
                       + ")")) {

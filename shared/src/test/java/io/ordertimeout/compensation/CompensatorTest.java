@@ -220,8 +220,10 @@ class CompensatorTest {
     assertThat(stack.app().timers().deadlineOf("poison-001").orElseThrow())
         .isGreaterThanOrEqualTo(before + Duration.ofMinutes(5).toMillis());
     assertThat(
-            stack.dump("SELECT order_id, resolved_at IS NULL FROM dead_letters ORDER BY order_id"))
-        .containsExactly("closed-001|0|", "poison-001|1|");
+            stack.dump(
+                "SELECT order_id, resolved_at IS NULL, resolution, resolved_by FROM dead_letters"
+                    + " ORDER BY order_id"))
+        .containsExactly("closed-001|0|ORDER_FINAL|compensation|", "poison-001|1|null|null|");
     assertThat(stack.dump("SELECT kind, subject, seen_count FROM compensation_flags"))
         .containsExactly("POISON_ORDER|poison-001|2|");
     stack.assertInvariants();
