@@ -1,6 +1,7 @@
 package io.ordertimeout.compensation;
 
 import io.ordertimeout.compensation.CompensationReport.Finding;
+import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.util.Json;
 import java.sql.PreparedStatement;
@@ -11,8 +12,11 @@ import java.util.Map;
  * flag is raised, never acted on: it is a divergence compensation could not repair with certainty.
  */
 final class Flags {
-  /** TEXT holds 64 KB; evidence is a few hundred bytes, anything longer is cut. */
-  private static final int MAX_EVIDENCE_CHARS = 60_000;
+  /**
+   * Evidence is a few hundred bytes; anything longer is cut to 7,000 bytes as a literal: the upsert
+   * binds it twice and must stay under RDS Proxy's 16 KB pinning limit (mysql.Statements).
+   */
+  static final int MAX_EVIDENCE_BYTES = 7_000;
 
   private final Tx tx;
 
@@ -24,7 +28,7 @@ final class Flags {
   void raise(Tally tally, String kind, String subject, Map<String, Object> evidence) {
     Finding flag = new Finding(kind, subject, evidence);
     String json = Json.write(Json.MAPPER.valueToTree(flag.evidence()));
-    String text = json.length() > MAX_EVIDENCE_CHARS ? json.substring(0, MAX_EVIDENCE_CHARS) : json;
+    String text = Statements.cutToBytes(json, MAX_EVIDENCE_BYTES);
     tx.inTransaction(
         "raise compensation flag " + kind + " on " + subject,
         c -> {

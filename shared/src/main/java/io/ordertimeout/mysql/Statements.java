@@ -102,6 +102,43 @@ public final class Statements {
     }
   }
 
+  /**
+   * The longest prefix of {@code text} that, written as a quoted SQL literal, takes at most {@code
+   * maxBytes}: for bound values with no natural bound (a compensation flag's evidence, a dead
+   * letter's payload and errors), so that their statement stays under {@link #MAX_BYTES}.
+   */
+  public static String cutToBytes(String text, int maxBytes) {
+    if (literalBytes(text) <= maxBytes) {
+      return text;
+    }
+    int used = 2; // the quotes
+    int end = 0;
+    while (end < text.length()) {
+      int cp = text.codePointAt(end);
+      int cost = utf8Bytes(cp) + (escaped(cp) ? 1 : 0);
+      if (used + cost > maxBytes) {
+        break;
+      }
+      used += cost;
+      end += Character.charCount(cp);
+    }
+    return text.substring(0, end);
+  }
+
+  private static int utf8Bytes(int cp) {
+    return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
+  }
+
+  private static boolean escaped(int cp) {
+    return cp == 0
+        || cp == '\n'
+        || cp == '\r'
+        || cp == '\\'
+        || cp == '\''
+        || cp == '"'
+        || cp == 0x1a;
+  }
+
   /** A string written as a quoted SQL literal: its UTF-8 bytes, one per escape, two quotes. */
   static int literalBytes(String value) {
     int escapes = 0;

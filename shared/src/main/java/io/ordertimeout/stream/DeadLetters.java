@@ -2,6 +2,7 @@ package io.ordertimeout.stream;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.LuaScript;
 import io.ordertimeout.util.Json;
@@ -26,8 +27,14 @@ public final class DeadLetters {
   /** A history outlives any retry schedule (5 x 30 s) by far, and vanishes if its entry does. */
   static final Duration HISTORY_TTL = Duration.ofDays(7);
 
-  /** The payload column is TEXT (64 KB); events are ~200 bytes, anything longer is cut. */
-  private static final int MAX_PAYLOAD_CHARS = 60_000;
+  /**
+   * Events are ~200 bytes and five errors ~5 KB; anything longer is cut (payload to 3,500 bytes,
+   * errors to 5,500 as literals): the upsert binds the errors twice and must stay under RDS Proxy's
+   * 16 KB pinning limit (mysql.Statements).
+   */
+  static final int MAX_PAYLOAD_BYTES = 3_500;
+
+  static final int MAX_ERRORS_BYTES = 5_500;
 
   private final Tx tx;
   private final RedisClusterCommands<String, String> redis;
@@ -89,12 +96,12 @@ public final class DeadLetters {
                       // the values bound again: VALUES(col) is deprecated since MySQL 8.0.20 and
                       // the row alias that replaces it is not MariaDB syntax
                       + " deliveries = ?, errors = ?")) {
-            String errors = cut(Json.write(letter.errors()));
+            String errors = Statements.cutToBytes(Json.write(letter.errors()), MAX_ERRORS_BYTES);
             ps.setString(1, stream.key());
             ps.setString(2, letter.entryId());
             ps.setString(3, letter.eventType());
             ps.setString(4, letter.orderId());
-            ps.setString(5, cut(Json.write(letter.fields())));
+            ps.setString(5, Statements.cutToBytes(Json.write(letter.fields()), MAX_PAYLOAD_BYTES));
             ps.setLong(6, letter.deliveries());
             ps.setString(7, errors);
             ps.setLong(8, letter.deliveries());
@@ -102,9 +109,5 @@ public final class DeadLetters {
             return ps.executeUpdate();
           }
         });
-  }
-
-  private static String cut(String text) {
-    return text.length() > MAX_PAYLOAD_CHARS ? text.substring(0, MAX_PAYLOAD_CHARS) : text;
   }
 }

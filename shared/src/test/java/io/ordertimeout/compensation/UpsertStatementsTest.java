@@ -72,6 +72,36 @@ class UpsertStatementsTest {
   }
 
   @Test
+  void hugeEvidencePayloadsAndErrorsAreCutSoTheirUpsertsStayUnder16Kb() {
+    stack = TestStack.create("upsert-cut");
+    Flags flags = new Flags(new Tx(stack.app().dataSource()));
+    String huge = "\"订单\"".repeat(12_000); // 48,000 chars, ~96 KB as a literal
+
+    flags.raise(new Tally(1, 0), "STOCK_DRIFT", "sku-big", Map.of("dump", huge));
+    stack
+        .app()
+        .deadLetters()
+        .store(
+            new DeadLetter(
+                "9-9",
+                "close_due",
+                "o-big",
+                Map.of("e", huge),
+                12,
+                java.util.Collections.nCopies(12, "x".repeat(1_000))));
+
+    // bytes as stored; the upsert binds evidence twice, and the dead letter's errors twice
+    long evidence = stack.count("SELECT LENGTH(evidence) FROM compensation_flags");
+    long payload = stack.count("SELECT LENGTH(payload) FROM dead_letters");
+    long errors = stack.count("SELECT LENGTH(errors) FROM dead_letters");
+    assertThat(evidence).isPositive().isLessThanOrEqualTo(Flags.MAX_EVIDENCE_BYTES);
+    assertThat(payload).isPositive();
+    assertThat(errors).isPositive();
+    assertThat(2 * evidence).isLessThan(io.ordertimeout.mysql.Statements.MAX_BYTES - 1_000);
+    assertThat(payload + 2 * errors).isLessThan(io.ordertimeout.mysql.Statements.MAX_BYTES - 1_000);
+  }
+
+  @Test
   void noMainStatementUsesTheValuesFunctionInAnUpsert() throws IOException {
     try (Stream<Path> files = Files.walk(Path.of("src/main"))) {
       List<Path> offending =
