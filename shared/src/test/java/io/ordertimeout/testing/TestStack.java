@@ -255,6 +255,15 @@ public final class TestStack implements AutoCloseable {
    * Checks DESIGN.md section 3's invariants 1-5 on this test's schema; throws AssertionError on any
    * violation.
    */
+  /**
+   * One relay pass of the outbox to the Redis stream (no EventBridge bus): events are MySQL rows
+   * first, and tests that read them off the stream relay them there. Here rather than in each test,
+   * so the function modules' tests need no EventBridge type.
+   */
+  public int relayOutboxToStream() {
+    return app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
+  }
+
   public void assertInvariants() {
     new InvariantChecker(app.dataSource()).assertHolds();
   }

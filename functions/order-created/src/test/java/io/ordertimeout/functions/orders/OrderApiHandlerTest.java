@@ -107,7 +107,7 @@ class OrderApiHandlerTest {
 
   private long cancelEvents() {
     // a cancel request is a MySQL row first; the outbox relay puts it on the stream
-    stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
+    stack.relayOutboxToStream();
     var redis = stack.app().redis().sync();
     return redis.xrange(stack.app().stream().key(), io.lettuce.core.Range.create("-", "+")).stream()
         .filter(m -> m.getBody().get("e").contains("\"cancel_requested\""))
