@@ -15,7 +15,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -92,24 +91,12 @@ final class WeChatCommand {
   /** The words after {@code wechat}: operation, positional arguments, flags. */
   record Args(String op, List<String> positionals, Map<String, String> flags) {
     static Args parse(List<String> args) {
-      List<String> positionals = new ArrayList<>();
-      Map<String, String> flags = new LinkedHashMap<>();
-      for (int i = 0; i < args.size(); i++) {
-        String word = args.get(i);
-        String name = word.startsWith("--") ? word.substring(2) : null;
-        if (name == null) {
-          positionals.add(word);
-        } else if (SWITCHES.contains(name)) {
-          flags.put(name, "true");
-        } else if (VALUE_FLAGS.contains(name) && i + 1 < args.size()) {
-          flags.put(name, args.get(++i));
-        } else {
-          throw new UsageException(
-              VALUE_FLAGS.contains(name) ? word + " needs a value" : "unknown flag " + word);
-        }
+      try {
+        CommandWords words = CommandWords.parse(args, SWITCHES, VALUE_FLAGS);
+        return new Args(words.op(), words.positionals(), words.flags());
+      } catch (CommandWords.Refused e) {
+        throw new UsageException(e.getMessage());
       }
-      String op = positionals.isEmpty() ? null : positionals.remove(0);
-      return new Args(op, List.copyOf(positionals), Map.copyOf(flags));
     }
 
     boolean all() {
