@@ -66,6 +66,9 @@ final class OwnRedis implements AutoCloseable {
 
   /** Starts on the same port; with the RDB file of a {@link #shutdownSaving()} if there is one. */
   synchronized void startAgain() {
+    if (server != null && server.isActive()) {
+      return; // still running (a test's finally after a fault that never stopped it)
+    }
     try {
       var builder =
           RedisServer.newRedisServer()
