@@ -59,6 +59,10 @@ final class FaultHarness implements AutoCloseable {
   final HttpServer webhook;
   final AlarmRules rules = AlarmRules.fromTemplate();
   volatile TestStack current;
+
+  /** Run on the stack once the workload drained (a test's own reads); null: none. */
+  volatile Step atEnd;
+
   final Map<Integer, AtomicInteger> webhookAnswers = new HashMap<>();
   final Map<String, Map<String, Object>> table = new LinkedHashMap<>();
 
@@ -253,6 +257,10 @@ final class FaultHarness implements AutoCloseable {
             rescheduled += FaultWorkload.rescheduleUnpaidFromMySql(stack);
           }
           rescheduled += drain(stack, work, redisDataLost, probe);
+          Step end = atEnd;
+          if (end != null) {
+            end.apply(stack); // the test's own reads of the drained stack, before it closes
+          }
         } catch (Exception e) {
           throw new IllegalStateException("fault " + fault + " could not be injected", e);
         } finally {
@@ -306,8 +314,9 @@ final class FaultHarness implements AutoCloseable {
                 new Outcome(work.outcome(), List.of(), 0, m).violations(),
                 m.recoverySeconds(),
                 RECOVERY_GOAL_SECONDS,
+                ReliabilityTable.GOAL_REASON,
                 m.detectionSeconds(),
-                m.alarm(),
+                alarmText(m.alarm()),
                 m.timeoutCloses()
                     + " TIMEOUT closes; "
                     + probe.lagProfile()
@@ -364,15 +373,17 @@ final class FaultHarness implements AutoCloseable {
       String notes) {
     FaultProbe.Measurement measured = probe.measure(ReliabilityTable.normalLagMs());
     Outcome outcome = new Outcome(work.outcome(), probe.canariesLost(), rescheduled, measured);
-    String alarm =
-        measured.alarm() == null
-            ? null
-            : measured.alarm()
-                + " (fires after "
-                + rules.rule(measured.alarm()).evaluationSeconds()
-                + " s above)";
+    String alarm = alarmText(measured.alarm());
     List<String> more = new ArrayList<>(measured.alsoCrossed());
     more.removeIf(a -> measured.alarm() != null && a.startsWith(measured.alarm() + " "));
+    List<String> noteClauses = new ArrayList<>(List.of(notes.split("; ")));
+    String boundReason = ReliabilityTable.GOAL_REASON;
+    for (String clause : noteClauses) {
+      if (clause.startsWith("bound: ")) {
+        boundReason = clause.substring("bound: ".length());
+      }
+    }
+    noteClauses.removeIf(c -> c.isEmpty() || c.startsWith("bound: "));
     ReliabilityTable.add(
         new ReliabilityTable.Row(
             fault,
@@ -380,9 +391,10 @@ final class FaultHarness implements AutoCloseable {
             outcome.violations(),
             measured.recoverySeconds(),
             boundSeconds,
+            boundReason,
             measured.detectionSeconds(),
             alarm,
-            String.join("; ", notesOf(notes, more, measured, probe))));
+            String.join("; ", notesOf(String.join("; ", noteClauses), more, measured, probe))));
     Row row = new Row();
     row.put("fault", fault);
     row.put("orders", work.size());
@@ -401,6 +413,26 @@ final class FaultHarness implements AutoCloseable {
     row.put("violations", outcome.invariantViolations().size());
     table.put(fault, row);
     return outcome;
+  }
+
+  /**
+   * The alarm whose metric crossed first, with that metric and threshold as template.yaml states
+   * them: detection is the crossing, the alarm itself fires only after its evaluation time.
+   */
+  String alarmText(String alarm) {
+    if (alarm == null) {
+      return null;
+    }
+    AlarmRules.Rule r = rules.rule(alarm);
+    return String.format(
+        "%s: %s > %s%s (fires after %d s above)",
+        alarm,
+        r.metric(),
+        new java.math.BigDecimal(String.valueOf(r.threshold()))
+            .stripTrailingZeros()
+            .toPlainString(),
+        r.missingBreaches() ? " or no data" : "",
+        r.evaluationSeconds());
   }
 
   private static List<String> notesOf(

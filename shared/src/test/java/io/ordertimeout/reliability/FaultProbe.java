@@ -170,6 +170,14 @@ final class FaultProbe implements AutoCloseable {
     }
   }
 
+  /**
+   * Orders whose timers compensation gave back (the test ran its pass): left out of recovery, as
+   * {@link #compensateCanaries()}'s are, since compensation's period bounds them.
+   */
+  void restoredByCompensation(java.util.Collection<String> orderIds) {
+    compensated.addAll(orderIds);
+  }
+
   /** Canary placements that failed (the API's 5xx): proof a fault reached the place path. */
   long canaryFailures() {
     return canaryFailures.get();

@@ -1,5 +1,7 @@
 package io.ordertimeout.reliability;
 
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -26,16 +28,26 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class FaultProxy implements AutoCloseable {
   private final ServerSocket server;
-  private final int upstreamPort;
+  private volatile int upstreamPort;
   private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
   private final AtomicLong connections = new AtomicLong();
   private final Object gate = new Object();
+  private final PacketRewriter upstreamPackets;
   private volatile long latencyMillis;
   private volatile boolean blackHole;
   private volatile boolean closed;
 
-  private FaultProxy(int upstreamPort) throws IOException {
+  /**
+   * Rewrites the client's MySQL protocol packets on their way to the server (one packet: a 3-byte
+   * little-endian length, a sequence id, the payload); answers the payload to send instead.
+   */
+  interface PacketRewriter {
+    byte[] rewrite(int sequenceId, byte[] payload);
+  }
+
+  private FaultProxy(int upstreamPort, PacketRewriter upstreamPackets) throws IOException {
     this.upstreamPort = upstreamPort;
+    this.upstreamPackets = upstreamPackets;
     this.server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     Thread acceptor = new Thread(this::acceptLoop, "fault-proxy-" + upstreamPort);
     acceptor.setDaemon(true);
@@ -44,7 +56,19 @@ final class FaultProxy implements AutoCloseable {
 
   static FaultProxy to(int upstreamPort) {
     try {
-      return new FaultProxy(upstreamPort);
+      return new FaultProxy(upstreamPort, null);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot open a proxy to port " + upstreamPort, e);
+    }
+  }
+
+  /**
+   * A proxy in front of MariaDB whose client-to-server bytes go packet by packet through {@code
+   * rewriter} (the server-to-client ones pass as they are).
+   */
+  static FaultProxy toMySql(int upstreamPort, PacketRewriter rewriter) {
+    try {
+      return new FaultProxy(upstreamPort, rewriter);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open a proxy to port " + upstreamPort, e);
     }
@@ -57,6 +81,14 @@ final class FaultProxy implements AutoCloseable {
   /** Connections accepted so far (a reconnect after a drop is a new one). */
   long connections() {
     return connections.get();
+  }
+
+  /**
+   * Sends new connections to {@code port} from now on, as an endpoint's DNS name moving to another
+   * node does (ElastiCache's primary endpoint after a failover); open ones stay where they are.
+   */
+  void repoint(int port) {
+    upstreamPort = port;
   }
 
   /** Delays every chunk in either direction by {@code latency} (zero: none). */
@@ -113,7 +145,11 @@ final class FaultProxy implements AutoCloseable {
       upstream.connect(
           new InetSocketAddress(InetAddress.getLoopbackAddress(), upstreamPort), 2_000);
       sockets.add(upstream);
-      pump(client, upstream, "up");
+      if (upstreamPackets == null) {
+        pump(client, upstream, "up");
+      } else {
+        pumpPackets(client, upstream);
+      }
       pump(upstream, client, "down");
     } catch (IOException e) {
       closeQuietly(client);
@@ -147,6 +183,52 @@ final class FaultProxy implements AutoCloseable {
               }
             },
             "fault-proxy-" + direction);
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** The MySQL packet size limit: a payload this long continues in the next packet. */
+  private static final int MAX_PACKET = 0xFFFFFF;
+
+  private void pumpPackets(Socket from, Socket to) {
+    Thread t =
+        new Thread(
+            () -> {
+              try (DataInputStream in =
+                      new DataInputStream(new BufferedInputStream(from.getInputStream()));
+                  OutputStream out = to.getOutputStream()) {
+                byte[] header = new byte[4];
+                boolean continuation = false;
+                while (true) {
+                  in.readFully(header);
+                  int length =
+                      (header[0] & 0xFF) | (header[1] & 0xFF) << 8 | (header[2] & 0xFF) << 16;
+                  byte[] payload = new byte[length];
+                  in.readFully(payload);
+                  if (!continuation && length < MAX_PACKET) {
+                    payload = upstreamPackets.rewrite(header[3] & 0xFF, payload);
+                  }
+                  continuation = length == MAX_PACKET;
+                  awaitNoBlackHole();
+                  // header and payload in one write: two small writes would meet Nagle's
+                  // algorithm and the server's delayed ACK, ~40 ms per statement
+                  byte[] packet = new byte[4 + payload.length];
+                  packet[0] = (byte) payload.length;
+                  packet[1] = (byte) (payload.length >>> 8);
+                  packet[2] = (byte) (payload.length >>> 16);
+                  packet[3] = header[3];
+                  System.arraycopy(payload, 0, packet, 4, payload.length);
+                  out.write(packet);
+                  out.flush();
+                }
+              } catch (IOException closedOrReset) {
+                // one side closed or was reset (EOFException included): close the other
+              } finally {
+                closeQuietly(from);
+                closeQuietly(to);
+              }
+            },
+            "fault-proxy-up-packets");
     t.setDaemon(true);
     t.start();
   }

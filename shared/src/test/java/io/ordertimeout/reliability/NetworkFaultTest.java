@@ -47,7 +47,7 @@ class NetworkFaultTest {
     return URI.create(h.redis.uri()).getPort();
   }
 
-  private static int mariaDbPort() {
+  static int mariaDbPort() {
     Matcher m = Pattern.compile("//[^/:]+:(\\d+)/").matcher(EmbeddedServers.get().jdbcUrl(""));
     if (!m.find()) {
       throw new IllegalStateException("no port in " + EmbeddedServers.get().jdbcUrl(""));
@@ -62,7 +62,7 @@ class NetworkFaultTest {
     };
   }
 
-  private static UnaryOperator<Map<String, String>> mariaDbThrough(FaultProxy proxy) {
+  static UnaryOperator<Map<String, String>> mariaDbThrough(FaultProxy proxy) {
     return env -> {
       String url = env.get("OTC_MYSQL_URL");
       String through = url.replaceFirst(":" + mariaDbPort() + "/", ":" + proxy.port() + "/");

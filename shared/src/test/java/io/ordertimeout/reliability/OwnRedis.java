@@ -23,16 +23,31 @@ import redis.embedded.RedisServer;
 final class OwnRedis implements AutoCloseable {
   private final int port;
   private final Path dir;
+  private final Integer primaryPort;
   private RedisServer server;
 
-  private OwnRedis(int port, Path dir) {
+  private OwnRedis(int port, Path dir, Integer primaryPort) {
     this.port = port;
     this.dir = dir;
+    this.primaryPort = primaryPort;
   }
 
   static OwnRedis start() {
+    return start(null);
+  }
+
+  /**
+   * A replica of the Redis on {@code primaryPort} (an ElastiCache replica node): it starts with
+   * {@code replicaof}, read-only, and becomes a primary on {@code REPLICAOF NO ONE}.
+   */
+  static OwnRedis startReplicaOf(int primaryPort) {
+    return start(primaryPort);
+  }
+
+  private static OwnRedis start(Integer primaryPort) {
     try (ServerSocket probe = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      OwnRedis redis = new OwnRedis(probe.getLocalPort(), Files.createTempDirectory("otc-fault-"));
+      OwnRedis redis =
+          new OwnRedis(probe.getLocalPort(), Files.createTempDirectory("otc-fault-"), primaryPort);
       probe.close();
       redis.startAgain();
       return redis;
@@ -45,10 +60,17 @@ final class OwnRedis implements AutoCloseable {
     return "redis://127.0.0.1:" + port;
   }
 
+  int port() {
+    return port;
+  }
+
   /** Starts on the same port; with the RDB file of a {@link #shutdownSaving()} if there is one. */
   synchronized void startAgain() {
+    if (server != null && server.isActive()) {
+      return; // still running (a test's finally after a fault that never stopped it)
+    }
     try {
-      server =
+      var builder =
           RedisServer.newRedisServer()
               .port(port)
               .bind("127.0.0.1")
@@ -56,8 +78,13 @@ final class OwnRedis implements AutoCloseable {
               .setting("save \"\"")
               .setting("appendonly no")
               .setting("daemonize no")
-              .onShutdownForceStop(true)
-              .build();
+              // a full sync streams the RDB over the socket: no dump file a kill() would delete
+              .setting("repl-diskless-sync yes")
+              .setting("repl-diskless-sync-delay 0");
+      if (primaryPort != null) {
+        builder.setting("replicaof 127.0.0.1 " + primaryPort);
+      }
+      server = builder.onShutdownForceStop(true).build();
       server.start();
     } catch (IOException e) {
       throw new UncheckedIOException("own Redis did not start on port " + port, e);

@@ -16,16 +16,36 @@ import java.util.List;
 final class ReliabilityTable {
   static final Path FILE = Path.of("target", "reliability-faults.md");
 
-  /** One fault's row. */
+  /**
+   * One fault's row. {@code boundSeconds} is the recovery this fault is held to and {@code
+   * boundReason} why: issue 21's 5 s goal, or the lease, step or back-off that forbids it. The
+   * table reports whether the measured recovery kept it; no test asserts it (tests assert outcomes,
+   * a loaded machine's timings move).
+   */
   record Row(
       String fault,
       int lost,
       int violations,
       Double recoverySeconds,
       double boundSeconds,
+      String boundReason,
       Double detectionSeconds,
       String alarm,
-      String notes) {}
+      String notes) {
+    /**
+     * "yes", or by how much the measured recovery overran its bound, to the table's 0.1 s (a 1.04 s
+     * recovery against a 1 s bound reads 1.0 and is not called an overrun of +0.0 s).
+     */
+    String withinBound() {
+      if (recoverySeconds == null || Math.round(recoverySeconds * 10) <= boundSeconds * 10) {
+        return "yes";
+      }
+      return String.format("no, +%.1f s", recoverySeconds - boundSeconds);
+    }
+  }
+
+  /** The bound of every fault no lease, step or back-off forbids: issue 21's goal. */
+  static final String GOAL_REASON = "issue 21's goal";
 
   private static final List<Row> ROWS = new ArrayList<>();
   private static Long baselineP99;
@@ -61,6 +81,27 @@ final class ReliabilityTable {
     ROWS.add(row);
   }
 
+  /** Adds {@code note} to the notes of {@code fault}'s row (what the test counted after it). */
+  static synchronized void appendNote(String fault, String note) {
+    for (int i = 0; i < ROWS.size(); i++) {
+      Row r = ROWS.get(i);
+      if (r.fault().equals(fault)) {
+        ROWS.set(
+            i,
+            new Row(
+                r.fault(),
+                r.lost(),
+                r.violations(),
+                r.recoverySeconds(),
+                r.boundSeconds(),
+                r.boundReason(),
+                r.detectionSeconds(),
+                r.alarm(),
+                note + "; " + r.notes()));
+      }
+    }
+  }
+
   static synchronized String render() {
     StringBuilder out = new StringBuilder();
     out.append(
@@ -68,17 +109,20 @@ final class ReliabilityTable {
             "Normal close lag: <= %d ms (2 x the no-fault run's p99 of %d ms + 100 ms).%n%n",
             baselineP99 == null ? -1 : normalLagMs(), baselineP99()));
     out.append(
-        "| fault | lost | violations | recovery s | bound s | detection s | alarm | notes |\n");
-    out.append("|---|---|---|---|---|---|---|---|\n");
+        "| fault | lost | violations | recovery s | bound s | bound from | within bound"
+            + " | detection s | first alarm metric over its threshold | notes |\n");
+    out.append("|---|---|---|---|---|---|---|---|---|---|\n");
     for (Row r : ROWS) {
       out.append(
           String.format(
-              "| %s | %d | %d | %s | %.0f | %s | %s | %s |%n",
+              "| %s | %d | %d | %s | %.0f | %s | %s | %s | %s | %s |%n",
               r.fault(),
               r.lost(),
               r.violations(),
               r.recoverySeconds() == null ? "-" : String.format("%.1f", r.recoverySeconds()),
               r.boundSeconds(),
+              r.boundReason(),
+              r.withinBound(),
               r.detectionSeconds() == null ? "-" : String.format("%.1f", r.detectionSeconds()),
               r.alarm() == null ? "none crossed" : r.alarm(),
               r.notes()));
