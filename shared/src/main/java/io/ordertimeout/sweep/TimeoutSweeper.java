@@ -1,6 +1,8 @@
 package io.ordertimeout.sweep;
 
 import io.ordertimeout.close.OrderCloser;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.lifecycle.DueHandlers;
 import io.ordertimeout.loop.PollingLoop;
 import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.loop.TimeBudget;
@@ -11,7 +13,9 @@ import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.OrderEvents;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedSet;
 import java.util.UUID;
 import java.util.function.LongSupplier;
@@ -37,6 +41,9 @@ public final class TimeoutSweeper {
    */
   static final int MIN_PARALLEL_CHUNK = 50;
 
+  /** The default claim budget of each other deadline kind per shard and pass. */
+  public static final int DEFAULT_KIND_BATCH = 200;
+
   private final TimerIndex timers;
   private final ShardLeases leases;
   private final OrderCloser closer;
@@ -44,6 +51,9 @@ public final class TimeoutSweeper {
   private final Metrics metrics;
   private final Settings settings;
   private final OrderEvents events;
+
+  /** The other deadline kinds (receipt, completion, coupon expiry), each with its handler. */
+  private final Map<DeadlineKind, DueHandlers.Handler> dueHandlers;
 
   /** Closes or hands off claimed batches; learns their closing time for the hand-off decision. */
   private final ClaimedCloser claimedCloser;
@@ -70,11 +80,30 @@ public final class TimeoutSweeper {
       Duration poll,
       Duration margin,
       int parallelism,
-      Duration weChatStep) {
+      Duration weChatStep,
+      int kindBatch) {
     public Settings {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
       }
+      if (kindBatch < 1) {
+        throw new IllegalArgumentException("deadline batch must be >= 1, was " + kindBatch);
+      }
+    }
+
+    /**
+     * {@code kindBatch} is each other deadline kind's claim budget per shard and pass (receipts,
+     * completions, coupon expiries): its own, so a burst of one kind never takes another's claims.
+     * 200 by default: those transitions are one UPDATE per batch, with no WeChat step.
+     */
+    public Settings(
+        int batch,
+        Duration claimLease,
+        Duration poll,
+        Duration margin,
+        int parallelism,
+        Duration weChatStep) {
+      this(batch, claimLease, poll, margin, parallelism, weChatStep, DEFAULT_KIND_BATCH);
     }
 
     /** Without a WeChat step (no payment gateway). */
@@ -97,6 +126,19 @@ public final class TimeoutSweeper {
       TimeSource time,
       Metrics metrics,
       Settings settings) {
+    this(timers, leases, closer, events, time, metrics, settings, Map.of());
+  }
+
+  public TimeoutSweeper(
+      TimerIndex timers,
+      ShardLeases leases,
+      OrderCloser closer,
+      OrderEvents events,
+      TimeSource time,
+      Metrics metrics,
+      Settings settings,
+      Map<DeadlineKind, DueHandlers.Handler> dueHandlers) {
+    this.dueHandlers = Map.copyOf(dueHandlers);
     this.timers = timers;
     this.leases = leases;
     this.closer = closer;
@@ -172,9 +214,11 @@ public final class TimeoutSweeper {
    */
   private int pass(
       SortedSet<Integer> held, SweepCounters counters, ChunkRunner closers, TimeBudget budget) {
-    List<String> claimed = claimAll(held, counters);
+    Map<DeadlineKind, List<String>> others = new EnumMap<>(DeadlineKind.class);
+    List<String> claimed = claimAll(held, counters, others);
+    int otherCount = applyOthers(others);
     if (claimed.isEmpty()) {
-      return 0;
+      return otherCount;
     }
     List<List<String>> chunks = chunks(claimed);
     if (budget.leftMillis()
@@ -188,10 +232,39 @@ public final class TimeoutSweeper {
     List<Runnable> closes = new ArrayList<>(chunks.size());
     chunks.forEach(chunk -> closes.add(() -> claimedCloser.close(chunk, counters)));
     closers.runAll(closes);
-    return claimed.size();
+    return claimed.size() + otherCount;
   }
 
-  private List<String> claimAll(SortedSet<Integer> held, SweepCounters counters) {
+  /**
+   * The claimed deadlines of the other kinds, each kind's batch by its handler. A failed batch
+   * keeps its claim lease and comes back to a sweep when it runs out.
+   */
+  private int applyOthers(Map<DeadlineKind, List<String>> others) {
+    int claimed = 0;
+    for (Map.Entry<DeadlineKind, List<String>> kind : others.entrySet()) {
+      List<String> ids = kind.getValue();
+      if (ids.isEmpty()) {
+        continue;
+      }
+      claimed += ids.size();
+      try {
+        dueHandlers.get(kind.getKey()).apply(ids);
+      } catch (RuntimeException e) {
+        metrics.count("deadline_batch_failures", 1);
+        log.warn(
+            "applying {} claimed {} deadlines (first {}) failed; they return after the claim"
+                + " lease: {}",
+            ids.size(),
+            kind.getKey().label(),
+            ids.get(0),
+            e.toString());
+      }
+    }
+    return claimed;
+  }
+
+  private List<String> claimAll(
+      SortedSet<Integer> held, SweepCounters counters, Map<DeadlineKind, List<String>> others) {
     List<String> claimed = new ArrayList<>();
     if (held.isEmpty()) {
       return claimed;
@@ -213,9 +286,19 @@ public final class TimeoutSweeper {
       }
       nextDue.forget(shard);
       int limit = Math.min(settings.batch(), cap - claimed.size());
+      Map<DeadlineKind, Integer> limits = new EnumMap<>(DeadlineKind.class);
+      limits.put(DeadlineKind.PAYMENT_TIMEOUT, limit);
+      dueHandlers.keySet().forEach(kind -> limits.put(kind, settings.kindBatch()));
       List<String> got;
       try {
-        got = timers.claimDue(shard, now, settings.claimLease().toMillis(), limit);
+        Map<DeadlineKind, List<String>> byKind =
+            timers.claimDue(shard, now, settings.claimLease().toMillis(), limits);
+        got = byKind.get(DeadlineKind.PAYMENT_TIMEOUT);
+        for (DeadlineKind kind : dueHandlers.keySet()) {
+          List<String> mine = byKind.get(kind);
+          lastPassFull |= mine.size() == settings.kindBatch();
+          others.computeIfAbsent(kind, k -> new ArrayList<>()).addAll(mine);
+        }
       } catch (RuntimeException e) {
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
