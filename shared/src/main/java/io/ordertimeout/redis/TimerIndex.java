@@ -26,6 +26,7 @@ import java.util.zip.CRC32;
  */
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-2");
+  private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-1");
 
   private final RedisClusterCommands<String, String> redis;
   private final String prefix;
@@ -206,17 +207,18 @@ public final class TimerIndex {
     return score == null ? OptionalLong.empty() : OptionalLong.of(score.longValue());
   }
 
-  /** The earliest score of a shard over every kind: its next deadline or lease expiry. */
+  /**
+   * The earliest score of a shard over every kind: its next deadline or lease expiry. One script
+   * call per shard (an idle sweep reads every held shard each poll).
+   */
   public OptionalLong nextDeadline(int shard) {
-    OptionalLong next = OptionalLong.empty();
-    for (DeadlineKind kind : DeadlineKind.values()) {
-      List<ScoredValue<String>> first = redis.zrangeWithScores(timersKey(shard, kind), 0, 0);
-      if (!first.isEmpty()) {
-        long at = (long) first.get(0).getScore();
-        next = next.isEmpty() || at < next.getAsLong() ? OptionalLong.of(at) : next;
-      }
+    DeadlineKind[] kinds = DeadlineKind.values();
+    String[] keys = new String[kinds.length];
+    for (int i = 0; i < kinds.length; i++) {
+      keys[i] = timersKey(shard, kinds[i]);
     }
-    return next;
+    String next = NEXT_DUE.run(redis, ScriptOutputType.VALUE, keys);
+    return next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next));
   }
 
   /** Payment timeouts across all shards: the backlog metric. */
