@@ -27,6 +27,9 @@ import java.util.Optional;
  * and coupons in a lock order across many rows, batch hundreds of orders per transaction and talk
  * to WeChat, which the generic executor does not do. Their SQL conditions are the same kind: a
  * conditional UPDATE on {@code status = 'UNPAID'}.
+ *
+ * <p>Over 300 lines: the whole state machine is this one table, a constant per transition with its
+ * from, to, trigger, deadlines, assignments and event; split, it would no longer read as one.
  */
 public enum Transition {
   /** A payment notification or query: UNPAID -> PAID, cancels the payment timeout. */

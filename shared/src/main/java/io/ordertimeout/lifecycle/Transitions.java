@@ -4,7 +4,6 @@ import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.metrics.Metrics;
-import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.mysql.Tx;
@@ -16,7 +15,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -159,7 +157,7 @@ public final class Transitions {
             if (status != t.from() || !rs.getBoolean("guard_ok")) {
               other.put(id, status);
             } else if (due != null && !rs.getBoolean("due_now")) {
-              Long at = millis(rs, "due_at");
+              Long at = TransitionEvents.millis(rs, "due_at");
               if (at != null) {
                 notDue.put(id, at);
               } else {
@@ -174,7 +172,7 @@ public final class Transitions {
     }
     if (!eligible.isEmpty()) {
       update(c, t, new ArrayList<>(eligible.keySet()), inputs);
-      Outbox.append(c, events(c, t, eligible.keySet(), tenants));
+      Outbox.append(c, TransitionEvents.of(c, t, eligible.keySet(), tenants));
     }
     return new Batch(eligible, notDue, other, missing);
   }
@@ -240,60 +238,6 @@ public final class Transitions {
     }
   }
 
-  /** One event per changed order, with its transition and the columns the transition declares. */
-  private static List<Outbox.Pending> events(
-      Connection c, Transition t, Collection<String> ids, Map<String, String> tenants)
-      throws SQLException {
-    List<Outbox.Pending> events = new ArrayList<>();
-    String sql =
-        "SELECT order_id, "
-            + String.join(", ", t.eventColumns())
-            + " FROM orders WHERE order_id IN (%s) ORDER BY order_id";
-    for (List<String> part : Statements.inLists(sql, new ArrayList<>(ids))) {
-      try (PreparedStatement ps =
-          c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        OrderStore.bind(ps, 1, part);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            Map<String, Object> payload = new LinkedHashMap<>();
-            payload.put("transition", t.wireName());
-            payload.put("from", t.from().name());
-            payload.put("to", t.to().name());
-            for (String column : t.eventColumns()) {
-              Object value = column.endsWith("_at") ? millis(rs, column) : rs.getObject(column);
-              if (value != null) {
-                payload.put(camel(column), value);
-              }
-            }
-            String id = rs.getString("order_id");
-            events.add(new Outbox.Pending(id, tenants.get(id), t.event(), payload));
-          }
-        }
-      }
-    }
-    return events;
-  }
-
-  private static Long millis(ResultSet rs, String column) throws SQLException {
-    java.time.Instant at = DbTime.instant(rs, column);
-    return at == null ? null : at.toEpochMilli();
-  }
-
-  /** receive_due_at -> receiveDueAt, as the outbox payloads name fields. */
-  static String camel(String column) {
-    StringBuilder out = new StringBuilder();
-    boolean upper = false;
-    for (char ch : column.toCharArray()) {
-      if (ch == '_') {
-        upper = true;
-      } else {
-        out.append(upper ? Character.toUpperCase(ch) : ch);
-        upper = false;
-      }
-    }
-    return out.toString();
-  }
-
   /**
    * The timers after the commit: the cancelled kind removed and the started kind scheduled for
    * every changed order; for a deadline batch, the claimed timers of orders that moved elsewhere
@@ -334,28 +278,8 @@ public final class Transitions {
   }
 
   private Map<String, Long> dueTimes(DeadlineKind kind, Collection<String> ids) {
-    String column = DueColumns.of(kind);
-    String sql = "SELECT order_id, " + column + " FROM orders WHERE order_id IN (%s)";
     return tx.read(
-        "read " + kind.label() + " deadlines",
-        c -> {
-          Map<String, Long> due = new TreeMap<>();
-          for (List<String> part : Statements.inLists(sql, new ArrayList<>(ids))) {
-            try (PreparedStatement ps =
-                c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-              OrderStore.bind(ps, 1, part);
-              try (ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                  Long at = millis(rs, column);
-                  if (at != null) {
-                    due.put(rs.getString("order_id"), at);
-                  }
-                }
-              }
-            }
-          }
-          return due;
-        });
+        "read " + kind.label() + " deadlines", c -> DueColumns.read(c, kind, new ArrayList<>(ids)));
   }
 
   private static boolean sameInputs(OrderLifecycle order, Map<Transition.Param, String> inputs) {

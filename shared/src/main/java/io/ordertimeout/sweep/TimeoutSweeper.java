@@ -41,7 +41,7 @@ public final class TimeoutSweeper {
    */
   static final int MIN_PARALLEL_CHUNK = 50;
 
-  /** The default claim budget of each other deadline kind per shard and pass. */
+  /** Each other deadline kind's claim budget per shard and pass (config.DeadlineSettings). */
   public static final int DEFAULT_KIND_BATCH = 200;
 
   private final TimerIndex timers;
@@ -53,7 +53,7 @@ public final class TimeoutSweeper {
   private final OrderEvents events;
 
   /** The other deadline kinds (receipt, completion, coupon expiry), each with its handler. */
-  private final Map<DeadlineKind, DueHandlers.Handler> dueHandlers;
+  private final OtherKinds otherKinds;
 
   /** Closes or hands off claimed batches; learns their closing time for the hand-off decision. */
   private final ClaimedCloser claimedCloser;
@@ -86,16 +86,9 @@ public final class TimeoutSweeper {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
       }
-      if (kindBatch < 1) {
-        throw new IllegalArgumentException("deadline batch must be >= 1, was " + kindBatch);
-      }
     }
 
-    /**
-     * {@code kindBatch} is each other deadline kind's claim budget per shard and pass (receipts,
-     * completions, coupon expiries): its own, so a burst of one kind never takes another's claims.
-     * 200 by default: those transitions are one UPDATE per batch, with no WeChat step.
-     */
+    /** With the default claim budget of each other deadline kind. */
     public Settings(
         int batch,
         Duration claimLease,
@@ -138,7 +131,7 @@ public final class TimeoutSweeper {
       Metrics metrics,
       Settings settings,
       Map<DeadlineKind, DueHandlers.Handler> dueHandlers) {
-    this.dueHandlers = Map.copyOf(dueHandlers);
+    this.otherKinds = new OtherKinds(dueHandlers, settings.kindBatch(), metrics);
     this.timers = timers;
     this.leases = leases;
     this.closer = closer;
@@ -216,11 +209,12 @@ public final class TimeoutSweeper {
       SortedSet<Integer> held, SweepCounters counters, ChunkRunner closers, TimeBudget budget) {
     Map<DeadlineKind, List<String>> others = new EnumMap<>(DeadlineKind.class);
     List<String> claimed = claimAll(held, counters, others);
-    int otherCount = applyOthers(others);
+    int otherCount = otherKinds.apply(others);
     if (claimed.isEmpty()) {
       return otherCount;
     }
-    List<List<String>> chunks = chunks(claimed);
+    List<List<String>> chunks =
+        ChunkRunner.split(claimed, settings.batch(), settings.parallelism(), MIN_PARALLEL_CHUNK);
     if (budget.leftMillis()
         < settings.weChatStep().toMillis()
             + claimedCloser.estimateMillis(chunks.get(0).size())
@@ -233,34 +227,6 @@ public final class TimeoutSweeper {
     chunks.forEach(chunk -> closes.add(() -> claimedCloser.close(chunk, counters)));
     closers.runAll(closes);
     return claimed.size() + otherCount;
-  }
-
-  /**
-   * The claimed deadlines of the other kinds, each kind's batch by its handler. A failed batch
-   * keeps its claim lease and comes back to a sweep when it runs out.
-   */
-  private int applyOthers(Map<DeadlineKind, List<String>> others) {
-    int claimed = 0;
-    for (Map.Entry<DeadlineKind, List<String>> kind : others.entrySet()) {
-      List<String> ids = kind.getValue();
-      if (ids.isEmpty()) {
-        continue;
-      }
-      claimed += ids.size();
-      try {
-        dueHandlers.get(kind.getKey()).apply(ids);
-      } catch (RuntimeException e) {
-        metrics.count("deadline_batch_failures", 1);
-        log.warn(
-            "applying {} claimed {} deadlines (first {}) failed; they return after the claim"
-                + " lease: {}",
-            ids.size(),
-            kind.getKey().label(),
-            ids.get(0),
-            e.toString());
-      }
-    }
-    return claimed;
   }
 
   private List<String> claimAll(
@@ -286,19 +252,12 @@ public final class TimeoutSweeper {
       }
       nextDue.forget(shard);
       int limit = Math.min(settings.batch(), cap - claimed.size());
-      Map<DeadlineKind, Integer> limits = new EnumMap<>(DeadlineKind.class);
-      limits.put(DeadlineKind.PAYMENT_TIMEOUT, limit);
-      dueHandlers.keySet().forEach(kind -> limits.put(kind, settings.kindBatch()));
       List<String> got;
       try {
         Map<DeadlineKind, List<String>> byKind =
-            timers.claimDue(shard, now, settings.claimLease().toMillis(), limits);
+            timers.claimDue(shard, now, settings.claimLease().toMillis(), otherKinds.limits(limit));
         got = byKind.get(DeadlineKind.PAYMENT_TIMEOUT);
-        for (DeadlineKind kind : dueHandlers.keySet()) {
-          List<String> mine = byKind.get(kind);
-          lastPassFull |= mine.size() == settings.kindBatch();
-          others.computeIfAbsent(kind, k -> new ArrayList<>()).addAll(mine);
-        }
+        lastPassFull |= otherKinds.collect(byKind, others);
       } catch (RuntimeException e) {
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
@@ -313,23 +272,6 @@ public final class TimeoutSweeper {
     }
     counters.claimed.addAndGet(claimed.size());
     return claimed;
-  }
-
-  /**
-   * Splits into at most {@code parallelism} chunks of at most {@code batch}, none smaller than
-   * {@link #MIN_PARALLEL_CHUNK} unless it is the only one.
-   */
-  private List<List<String>> chunks(List<String> claimed) {
-    int bySize = (claimed.size() + settings.batch() - 1) / settings.batch();
-    int byThreads =
-        Math.min(settings.parallelism(), Math.max(1, claimed.size() / MIN_PARALLEL_CHUNK));
-    int count = Math.max(bySize, byThreads);
-    List<List<String>> chunks = new ArrayList<>(count);
-    int size = (claimed.size() + count - 1) / count;
-    for (int from = 0; from < claimed.size(); from += size) {
-      chunks.add(claimed.subList(from, Math.min(claimed.size(), from + size)));
-    }
-    return chunks;
   }
 
   /**
