@@ -46,9 +46,14 @@ public final class ForceClose {
         orders
             .find(orderId)
             .orElseThrow(() -> AdminRefusal.notFound("order " + orderId + " does not exist"));
-    if (order.status() == OrderStatus.PAID) {
+    if (order.status().paid()) {
       throw AdminRefusal.conflict(
-          "ORDER_PAID", "order " + orderId + " is PAID; a paid order is never closed (refund it)");
+          "ORDER_PAID",
+          "order "
+              + orderId
+              + " is "
+              + order.status()
+              + "; a paid order is never closed (refund it)");
     }
     if (order.status() == OrderStatus.CLOSED) {
       return answer(orderId, "ALREADY_CLOSED", order.closeReason());

@@ -53,11 +53,15 @@ public final class CancelOrderService {
     }
     return switch (order.status()) {
       case CLOSED -> new Outcome(order, false);
-      case PAID ->
+      case UNPAID -> new Outcome(order, true);
+      default ->
           throw new OrderRejected(
               OrderRejected.Code.ORDER_PAID,
-              "order " + orderId + " is paid and cannot be cancelled");
-      case UNPAID -> new Outcome(order, true);
+              "order "
+                  + orderId
+                  + " is "
+                  + order.status()
+                  + ": it was paid and cannot be cancelled");
     };
   }
 

@@ -467,7 +467,9 @@ public final class OrderCloser {
 
   /**
    * Each coupon by its primary key, in coupon id order (the lock order), and only while the closed
-   * order still holds it.
+   * order still holds it: back to AVAILABLE, or EXPIRED when its validity passed while the order
+   * held it (the coupon-expiry deadline leaves a LOCKED coupon to its order). Assignments run left
+   * to right: the status is decided before nothing else it reads changes.
    */
   private static void unlockCoupons(Connection c, Map<String, String> couponOwners)
       throws SQLException {
@@ -475,7 +477,10 @@ public final class OrderCloser {
       return;
     }
     String sql =
-        "UPDATE coupons SET status = 'AVAILABLE', locked_by_order = NULL"
+        "UPDATE coupons SET"
+            + " expired_at = IF(valid_until <= NOW(3), NOW(3), NULL),"
+            + " status = IF(valid_until <= NOW(3), 'EXPIRED', 'AVAILABLE'),"
+            + " locked_by_order = NULL"
             + " WHERE coupon_id = ? AND status = 'LOCKED' AND locked_by_order = ?";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       Statements.Batch batch = new Statements.Batch(ps, sql);

@@ -26,9 +26,11 @@ public record OtcConfig(
     Duration maxOrderTimeout,
     Duration invocationMargin,
     StreamSettings stream,
-    Waits waits) {
+    Waits waits,
+    DeadlineSettings deadlines) {
 
   public OtcConfig {
+    Objects.requireNonNull(deadlines, "deadline settings");
     Objects.requireNonNull(database, "database settings");
     Objects.requireNonNull(redis, "redis settings");
     Objects.requireNonNull(sweep, "sweep settings");
@@ -107,6 +109,7 @@ public record OtcConfig(
             .migrateOnStart(Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")))
             .stream(streamSettings(e))
             .waits(waits)
+            .deadlines(deadlineSettings(e))
             .build();
   }
 
@@ -146,6 +149,18 @@ public record OtcConfig(
             e.intValue(
                 "OTC_WECHAT_STEP_TIMEOUT_MS",
                 (int) connect.plus(read).multipliedBy(2).toMillis())));
+  }
+
+  private static DeadlineSettings deadlineSettings(Env e) {
+    DeadlineSettings d = DeadlineSettings.DEFAULTS;
+    return new DeadlineSettings(
+        DeadlineSettings.parse(
+            "OTC_RECEIPT_PERIOD", e.get("OTC_RECEIPT_PERIOD", null), d.receiptPeriod()),
+        DeadlineSettings.parse(
+            "OTC_RECEIPT_EXTENSION", e.get("OTC_RECEIPT_EXTENSION", null), d.receiptExtension()),
+        DeadlineSettings.parse(
+            "OTC_AFTER_SALE_WINDOW", e.get("OTC_AFTER_SALE_WINDOW", null), d.afterSaleWindow()),
+        e.intValue("OTC_DEADLINE_BATCH", d.kindBatch()));
   }
 
   private static StreamSettings streamSettings(Env e) {
@@ -235,7 +250,8 @@ public record OtcConfig(
             .maxOrderTimeout(maxOrderTimeout)
             .invocationMargin(invocationMargin)
             .stream(stream)
-            .waits(waits);
+            .waits(waits)
+            .deadlines(deadlines);
   }
 
   /** Every property, once, secrets masked: the init log line an operator reads after a deploy. */
@@ -257,6 +273,8 @@ public record OtcConfig(
         + stream
         + ", "
         + waits
+        + ", "
+        + deadlines
         + "]";
   }
 
@@ -286,6 +304,10 @@ public record OtcConfig(
     private Duration invocationMargin;
     private StreamSettings stream;
     private Waits waits;
+    // the one exception to "no defaults here": configurations built in code before the deadlines
+    // existed (tests, the bench) get DeadlineSettings.DEFAULTS, the values fromEnvironment falls
+    // back to
+    private DeadlineSettings deadlines = DeadlineSettings.DEFAULTS;
 
     public Builder mysqlUrl(String v) {
       mysqlUrl = v;
@@ -372,6 +394,11 @@ public record OtcConfig(
       return this;
     }
 
+    public Builder deadlines(DeadlineSettings v) {
+      deadlines = v;
+      return this;
+    }
+
     /** The current stream settings, to derive changed ones: {@code b.stream(b.stream().with..)}. */
     public StreamSettings stream() {
       return stream;
@@ -391,7 +418,8 @@ public record OtcConfig(
           maxOrderTimeout,
           invocationMargin,
           stream,
-          waits);
+          waits,
+          deadlines);
     }
   }
 

@@ -6,7 +6,7 @@ package io.ordertimeout.domain;
  * then rolled back, so a refused request changes nothing. The HTTP layer maps each code to a status
  * (http.ApiError#from); the use cases know nothing about HTTP.
  */
-public final class OrderRejected extends RuntimeException {
+public class OrderRejected extends RuntimeException {
   /** Each code is the string clients see in the error body, so the names are part of the API. */
   public enum Code {
     NOT_FOUND,
@@ -16,6 +16,12 @@ public final class OrderRejected extends RuntimeException {
     UNKNOWN_COUPON,
     COUPON_NOT_OWNED,
     COUPON_NOT_AVAILABLE,
+    /** The order is not in the transition's from-state (409, with the current state). */
+    ILLEGAL_TRANSITION,
+    /** The user's one receipt extension was used already (409). */
+    RECEIPT_ALREADY_EXTENDED,
+    /** A coupon id issued already with other fields (409). */
+    COUPON_CONFLICT,
     ORDER_PAID,
     ORDER_NOT_UNPAID,
     ORDER_EXPIRED,

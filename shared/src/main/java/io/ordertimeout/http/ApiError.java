@@ -43,7 +43,10 @@ public final class ApiError extends RuntimeException {
               ORDER_PAID,
               ORDER_NOT_UNPAID,
               ORDER_EXPIRED,
-              PREPAY_REFUSED ->
+              PREPAY_REFUSED,
+              ILLEGAL_TRANSITION,
+              RECEIPT_ALREADY_EXTENDED,
+              COUPON_CONFLICT ->
               409;
           case WECHAT_REJECTED -> 502;
           case PAYMENTS_DISABLED, WECHAT_UNAVAILABLE -> 503;

@@ -94,7 +94,7 @@ public final class PaymentService {
           return false;
         }
         OrderStatus status = OrderStatus.valueOf(rs.getString("status"));
-        if (status == OrderStatus.PAID) {
+        if (status.paid()) {
           return trade.transactionId().equals(rs.getString("transaction_id"));
         }
         return status == OrderStatus.CLOSED
@@ -145,15 +145,19 @@ public final class PaymentService {
 
   private static Applied applyInTransaction(Connection c, PaidTrade trade) throws SQLException {
     LockedOrder order = lock(c, trade);
-    switch (OrderStatus.valueOf(order.status())) {
+    OrderStatus status = OrderStatus.valueOf(order.status());
+    // PAID and every state after it (SHIPPED ... COMPLETED): a repeated notification is settled.
+    switch (status.paid() ? OrderStatus.PAID : status) {
       case PAID -> {
         if (!trade.transactionId().equals(order.transactionId())) {
           throw new PaymentMismatchException(
               Kind.TRANSACTION_MISMATCH,
               trade.orderId(),
-              "already PAID by "
+              "already "
+                  + status
+                  + " (paid by "
                   + order.transactionId()
-                  + ", now reported paid by "
+                  + "), now reported paid by "
                   + trade.transactionId());
         }
         return new Applied(PaymentOutcome.ALREADY_PAID, false);
@@ -161,7 +165,7 @@ public final class PaymentService {
       case CLOSED -> {
         return new Applied(PaymentOutcome.PAID_AFTER_CLOSE, recordPaidAfterClose(c, trade));
       }
-      default -> {
+      case UNPAID -> {
         markPaid(c, trade);
         List<OrderItem> items = items(c, trade.orderId());
         sellLedger(c, trade.orderId(), items);
@@ -172,6 +176,7 @@ public final class PaymentService {
         sellStock(c, trade.orderId(), items);
         return new Applied(PaymentOutcome.PAID, false);
       }
+      default -> throw new IllegalStateException("order " + trade.orderId() + " is " + status);
     }
   }
 

@@ -199,7 +199,8 @@ public final class PlaceOrderService {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE coupons SET status = 'LOCKED', locked_by_order = ?"
-                + " WHERE coupon_id = ? AND tenant_id = ? AND owner_user_id = ? AND status = 'AVAILABLE'")) {
+                + " WHERE coupon_id = ? AND tenant_id = ? AND owner_user_id = ? AND status = 'AVAILABLE'"
+                + " AND (valid_until IS NULL OR valid_until > NOW(3))")) {
       ps.setString(1, cmd.orderId());
       ps.setString(2, cmd.couponId());
       ps.setString(3, cmd.tenantId());
@@ -223,9 +224,10 @@ public final class PlaceOrderService {
               OrderRejected.Code.COUPON_NOT_OWNED,
               "coupon " + cmd.couponId() + " does not belong to user " + cmd.userId());
         }
+        String status = rs.getString("status");
+        String why = status.equals("AVAILABLE") ? "expired" : status;
         throw new OrderRejected(
-            OrderRejected.Code.COUPON_NOT_AVAILABLE,
-            "coupon " + cmd.couponId() + " is " + rs.getString("status"));
+            OrderRejected.Code.COUPON_NOT_AVAILABLE, "coupon " + cmd.couponId() + " is " + why);
       }
     }
   }

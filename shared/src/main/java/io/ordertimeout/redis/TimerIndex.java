@@ -3,8 +3,10 @@ package io.ordertimeout.redis;
 import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.ordertimeout.domain.DeadlineKind;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -12,14 +14,19 @@ import java.util.TreeMap;
 import java.util.zip.CRC32;
 
 /**
- * The timer index: one sorted set per shard, score = deadline epoch ms, member = order id.
+ * The timer index: per shard, one sorted set per {@link DeadlineKind}, score = deadline epoch ms,
+ * member = the kind's member of its subject ({@code <code>:<id>}; the bare order id for the payment
+ * timeout).
  *
- * <p>Keys are {@code <prefix>:{t<shard>}:timers}; the hash tag puts each shard (and its sweeper
- * lease) in one cluster slot, so every script touches one slot, and different shards spread over
- * the cluster's nodes.
+ * <p>Keys are {@code <prefix>:{t<shard>}:timers} for the payment timeout (its key since the first
+ * version) and {@code <prefix>:{t<shard>}:timers:<kind>} for the others; the hash tag puts each
+ * shard (all its kinds, and its sweeper lease) in one cluster slot, so one script claims every kind
+ * of a shard in one round trip, and different shards spread over the cluster's nodes. A subject's
+ * shard is the CRC of its id: an order's deadlines of every kind live in the same shard.
  */
 public final class TimerIndex {
-  private static final LuaScript CLAIM = LuaScript.load("claimDue-1");
+  private static final LuaScript CLAIM = LuaScript.load("claimDue-2");
+  private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-1");
 
   private final RedisClusterCommands<String, String> redis;
   private final String prefix;
@@ -41,8 +48,16 @@ public final class TimerIndex {
     return (int) (crc.getValue() % shards);
   }
 
+  /** The payment timeouts of a shard. */
   public String timersKey(int shard) {
     return prefix + ":{t" + shard + "}:timers";
+  }
+
+  /** The timers of one kind in a shard. */
+  public String timersKey(int shard, DeadlineKind kind) {
+    return kind == DeadlineKind.PAYMENT_TIMEOUT
+        ? timersKey(shard)
+        : timersKey(shard) + ":" + kind.label();
   }
 
   public String leaseKey(int shard) {
@@ -100,66 +115,122 @@ public final class TimerIndex {
             + " schedules");
   }
 
-  /** Schedules (or moves) an order's timer. */
+  /** Schedules (or moves) an order's payment timeout. */
   public void schedule(String orderId, long deadlineMillis) {
-    redis.zadd(timersKey(shardOf(orderId)), deadlineMillis, orderId);
+    schedule(DeadlineKind.PAYMENT_TIMEOUT, orderId, deadlineMillis);
   }
 
-  /** Schedules many timers, one ZADD per shard. */
+  /** Schedules (or moves) a deadline of {@code kind} for its subject (order or coupon id). */
+  public void schedule(DeadlineKind kind, String subjectId, long deadlineMillis) {
+    redis.zadd(timersKey(shardOf(subjectId), kind), deadlineMillis, kind.member(subjectId));
+  }
+
+  /** Schedules many payment timeouts, one ZADD per shard. */
   public void scheduleAll(Map<String, Long> deadlines) {
+    scheduleAll(DeadlineKind.PAYMENT_TIMEOUT, deadlines);
+  }
+
+  /** Schedules many deadlines of one kind (subject id -> epoch ms), one ZADD per shard. */
+  public void scheduleAll(DeadlineKind kind, Map<String, Long> deadlines) {
     Map<Integer, List<ScoredValue<String>>> byShard = new TreeMap<>();
     deadlines.forEach(
         (id, at) ->
             byShard
                 .computeIfAbsent(shardOf(id), s -> new ArrayList<>())
-                .add(ScoredValue.just(at, id)));
+                .add(ScoredValue.just(at, kind.member(id))));
     byShard.forEach(
         (shard, values) -> {
           for (int from = 0; from < values.size(); from += 1_000) {
             List<ScoredValue<String>> chunk =
                 values.subList(from, Math.min(values.size(), from + 1_000));
-            redis.zadd(timersKey(shard), chunk.toArray(ScoredValue[]::new));
+            redis.zadd(timersKey(shard, kind), chunk.toArray(ScoredValue[]::new));
           }
         });
   }
 
   /**
-   * Claims up to {@code limit} due timers of a shard, hiding them from other claimers for {@code
-   * leaseMillis}.
+   * Claims up to {@code limit} due payment timeouts of a shard, hiding them from other claimers for
+   * {@code leaseMillis}.
    */
   public List<String> claimDue(int shard, long nowMillis, long leaseMillis, int limit) {
-    return CLAIM.run(
-        redis,
-        ScriptOutputType.MULTI,
-        new String[] {timersKey(shard)},
-        Long.toString(nowMillis),
-        Long.toString(leaseMillis),
-        Integer.toString(limit));
+    return claimDue(shard, nowMillis, leaseMillis, Map.of(DeadlineKind.PAYMENT_TIMEOUT, limit))
+        .get(DeadlineKind.PAYMENT_TIMEOUT);
   }
 
-  /** Removes timers whose orders are final (closed, paid) or handed elsewhere. */
+  /**
+   * Claims the due deadlines of every kind in {@code limits} in one shard, at most its limit per
+   * kind, in one script call; answers the claimed subject ids per kind, oldest deadline first.
+   */
+  public Map<DeadlineKind, List<String>> claimDue(
+      int shard, long nowMillis, long leaseMillis, Map<DeadlineKind, Integer> limits) {
+    List<DeadlineKind> kinds = new ArrayList<>(limits.keySet());
+    String[] keys = new String[kinds.size()];
+    String[] args = new String[kinds.size() + 2];
+    args[0] = Long.toString(nowMillis);
+    args[1] = Long.toString(leaseMillis);
+    for (int i = 0; i < kinds.size(); i++) {
+      keys[i] = timersKey(shard, kinds.get(i));
+      args[i + 2] = Integer.toString(limits.get(kinds.get(i)));
+    }
+    List<Object> perKey = CLAIM.run(redis, ScriptOutputType.MULTI, keys, args);
+    Map<DeadlineKind, List<String>> claimed = new EnumMap<>(DeadlineKind.class);
+    for (int i = 0; i < kinds.size(); i++) {
+      List<String> subjects = new ArrayList<>();
+      for (Object member : (List<?>) perKey.get(i)) {
+        subjects.add(DeadlineKind.subjectOf((String) member));
+      }
+      claimed.put(kinds.get(i), subjects);
+    }
+    return claimed;
+  }
+
+  /** Removes payment timeouts whose orders are final (closed, paid) or handed elsewhere. */
   public void remove(Collection<String> orderIds) {
+    remove(DeadlineKind.PAYMENT_TIMEOUT, orderIds);
+  }
+
+  /** Removes deadlines of one kind: applied, moved elsewhere, or no longer pending. */
+  public void remove(DeadlineKind kind, Collection<String> subjectIds) {
     Map<Integer, List<String>> byShard = new TreeMap<>();
-    orderIds.forEach(id -> byShard.computeIfAbsent(shardOf(id), s -> new ArrayList<>()).add(id));
-    byShard.forEach((shard, ids) -> redis.zrem(timersKey(shard), ids.toArray(String[]::new)));
+    subjectIds.forEach(
+        id -> byShard.computeIfAbsent(shardOf(id), s -> new ArrayList<>()).add(kind.member(id)));
+    byShard.forEach(
+        (shard, members) -> redis.zrem(timersKey(shard, kind), members.toArray(String[]::new)));
   }
 
   public OptionalLong deadlineOf(String orderId) {
-    Double score = redis.zscore(timersKey(shardOf(orderId)), orderId);
+    return deadlineOf(DeadlineKind.PAYMENT_TIMEOUT, orderId);
+  }
+
+  public OptionalLong deadlineOf(DeadlineKind kind, String subjectId) {
+    Double score = redis.zscore(timersKey(shardOf(subjectId), kind), kind.member(subjectId));
     return score == null ? OptionalLong.empty() : OptionalLong.of(score.longValue());
   }
 
-  /** The earliest score of a shard: its next deadline or lease expiry. */
+  /**
+   * The earliest score of a shard over every kind: its next deadline or lease expiry. One script
+   * call per shard (an idle sweep reads every held shard each poll).
+   */
   public OptionalLong nextDeadline(int shard) {
-    List<ScoredValue<String>> first = redis.zrangeWithScores(timersKey(shard), 0, 0);
-    return first.isEmpty() ? OptionalLong.empty() : OptionalLong.of((long) first.get(0).getScore());
+    DeadlineKind[] kinds = DeadlineKind.values();
+    String[] keys = new String[kinds.length];
+    for (int i = 0; i < kinds.length; i++) {
+      keys[i] = timersKey(shard, kinds[i]);
+    }
+    String next = NEXT_DUE.run(redis, ScriptOutputType.VALUE, keys);
+    return next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next));
   }
 
-  /** Timers across all shards: the backlog metric. */
+  /** Payment timeouts across all shards: the backlog metric. */
   public long size() {
+    return size(DeadlineKind.PAYMENT_TIMEOUT);
+  }
+
+  /** Timers of one kind across all shards. */
+  public long size(DeadlineKind kind) {
     long total = 0;
     for (int shard = 0; shard < shards; shard++) {
-      total += redis.zcard(timersKey(shard));
+      total += redis.zcard(timersKey(shard, kind));
     }
     return total;
   }

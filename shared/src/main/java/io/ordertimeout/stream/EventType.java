@@ -14,7 +14,14 @@ public enum EventType {
   /** The sweep handed a due order on: close if due, reason TIMEOUT. */
   CLOSE_DUE("close_due"),
   /** An order was closed (after the commit). Informational for the closers group. */
-  CLOSED("closed");
+  CLOSED("closed"),
+  /** The order life after payment (lifecycle.Transition), informational for the closers group. */
+  SHIPPED("shipped"),
+  RECEIPT_EXTENDED("receipt_extended"),
+  RECEIVED("received"),
+  AFTER_SALE_OPENED("after_sale_opened"),
+  AFTER_SALE_RESOLVED("after_sale_resolved"),
+  COMPLETED("completed");
 
   private final String wireName;
 

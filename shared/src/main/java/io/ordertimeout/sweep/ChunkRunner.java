@@ -24,6 +24,22 @@ interface ChunkRunner extends AutoCloseable {
   @Override
   void close();
 
+  /**
+   * Splits claimed orders into at most {@code parallelism} chunks of at most {@code batch}, none
+   * smaller than {@code minChunk} unless it is the only one.
+   */
+  static List<List<String>> split(List<String> claimed, int batch, int parallelism, int minChunk) {
+    int bySize = (claimed.size() + batch - 1) / batch;
+    int byThreads = Math.min(parallelism, Math.max(1, claimed.size() / minChunk));
+    int count = Math.max(bySize, byThreads);
+    List<List<String>> chunks = new java.util.ArrayList<>(count);
+    int size = (claimed.size() + count - 1) / count;
+    for (int from = 0; from < claimed.size(); from += size) {
+      chunks.add(claimed.subList(from, Math.min(claimed.size(), from + size)));
+    }
+    return chunks;
+  }
+
   static ChunkRunner serial() {
     return new ChunkRunner() {
       @Override

@@ -1,6 +1,8 @@
 package io.ordertimeout.sweep;
 
 import io.ordertimeout.close.OrderCloser;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.lifecycle.DueHandlers;
 import io.ordertimeout.loop.PollingLoop;
 import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.loop.TimeBudget;
@@ -11,7 +13,9 @@ import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.OrderEvents;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SortedSet;
 import java.util.UUID;
 import java.util.function.LongSupplier;
@@ -37,6 +41,9 @@ public final class TimeoutSweeper {
    */
   static final int MIN_PARALLEL_CHUNK = 50;
 
+  /** Each other deadline kind's claim budget per shard and pass (config.DeadlineSettings). */
+  public static final int DEFAULT_KIND_BATCH = 200;
+
   private final TimerIndex timers;
   private final ShardLeases leases;
   private final OrderCloser closer;
@@ -44,6 +51,9 @@ public final class TimeoutSweeper {
   private final Metrics metrics;
   private final Settings settings;
   private final OrderEvents events;
+
+  /** The other deadline kinds (receipt, completion, coupon expiry), each with its handler. */
+  private final OtherKinds otherKinds;
 
   /** Closes or hands off claimed batches; learns their closing time for the hand-off decision. */
   private final ClaimedCloser claimedCloser;
@@ -70,11 +80,23 @@ public final class TimeoutSweeper {
       Duration poll,
       Duration margin,
       int parallelism,
-      Duration weChatStep) {
+      Duration weChatStep,
+      int kindBatch) {
     public Settings {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
       }
+    }
+
+    /** With the default claim budget of each other deadline kind. */
+    public Settings(
+        int batch,
+        Duration claimLease,
+        Duration poll,
+        Duration margin,
+        int parallelism,
+        Duration weChatStep) {
+      this(batch, claimLease, poll, margin, parallelism, weChatStep, DEFAULT_KIND_BATCH);
     }
 
     /** Without a WeChat step (no payment gateway). */
@@ -97,6 +119,19 @@ public final class TimeoutSweeper {
       TimeSource time,
       Metrics metrics,
       Settings settings) {
+    this(timers, leases, closer, events, time, metrics, settings, Map.of());
+  }
+
+  public TimeoutSweeper(
+      TimerIndex timers,
+      ShardLeases leases,
+      OrderCloser closer,
+      OrderEvents events,
+      TimeSource time,
+      Metrics metrics,
+      Settings settings,
+      Map<DeadlineKind, DueHandlers.Handler> dueHandlers) {
+    this.otherKinds = new OtherKinds(dueHandlers, settings.kindBatch(), metrics);
     this.timers = timers;
     this.leases = leases;
     this.closer = closer;
@@ -172,11 +207,14 @@ public final class TimeoutSweeper {
    */
   private int pass(
       SortedSet<Integer> held, SweepCounters counters, ChunkRunner closers, TimeBudget budget) {
-    List<String> claimed = claimAll(held, counters);
+    Map<DeadlineKind, List<String>> others = new EnumMap<>(DeadlineKind.class);
+    List<String> claimed = claimAll(held, counters, others);
+    int otherCount = otherKinds.apply(others);
     if (claimed.isEmpty()) {
-      return 0;
+      return otherCount;
     }
-    List<List<String>> chunks = chunks(claimed);
+    List<List<String>> chunks =
+        ChunkRunner.split(claimed, settings.batch(), settings.parallelism(), MIN_PARALLEL_CHUNK);
     if (budget.leftMillis()
         < settings.weChatStep().toMillis()
             + claimedCloser.estimateMillis(chunks.get(0).size())
@@ -188,10 +226,11 @@ public final class TimeoutSweeper {
     List<Runnable> closes = new ArrayList<>(chunks.size());
     chunks.forEach(chunk -> closes.add(() -> claimedCloser.close(chunk, counters)));
     closers.runAll(closes);
-    return claimed.size();
+    return claimed.size() + otherCount;
   }
 
-  private List<String> claimAll(SortedSet<Integer> held, SweepCounters counters) {
+  private List<String> claimAll(
+      SortedSet<Integer> held, SweepCounters counters, Map<DeadlineKind, List<String>> others) {
     List<String> claimed = new ArrayList<>();
     if (held.isEmpty()) {
       return claimed;
@@ -215,7 +254,10 @@ public final class TimeoutSweeper {
       int limit = Math.min(settings.batch(), cap - claimed.size());
       List<String> got;
       try {
-        got = timers.claimDue(shard, now, settings.claimLease().toMillis(), limit);
+        Map<DeadlineKind, List<String>> byKind =
+            timers.claimDue(shard, now, settings.claimLease().toMillis(), otherKinds.limits(limit));
+        got = byKind.get(DeadlineKind.PAYMENT_TIMEOUT);
+        lastPassFull |= otherKinds.collect(byKind, others);
       } catch (RuntimeException e) {
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
@@ -230,23 +272,6 @@ public final class TimeoutSweeper {
     }
     counters.claimed.addAndGet(claimed.size());
     return claimed;
-  }
-
-  /**
-   * Splits into at most {@code parallelism} chunks of at most {@code batch}, none smaller than
-   * {@link #MIN_PARALLEL_CHUNK} unless it is the only one.
-   */
-  private List<List<String>> chunks(List<String> claimed) {
-    int bySize = (claimed.size() + settings.batch() - 1) / settings.batch();
-    int byThreads =
-        Math.min(settings.parallelism(), Math.max(1, claimed.size() / MIN_PARALLEL_CHUNK));
-    int count = Math.max(bySize, byThreads);
-    List<List<String>> chunks = new ArrayList<>(count);
-    int size = (claimed.size() + count - 1) / count;
-    for (int from = 0; from < claimed.size(); from += size) {
-      chunks.add(claimed.subList(from, Math.min(claimed.size(), from + size)));
-    }
-    return chunks;
   }
 
   /**

@@ -16,6 +16,7 @@ import io.ordertimeout.close.WeChatCloseStep;
 import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.compensation.Compensator;
+import io.ordertimeout.config.DeadlineSettings;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.config.Waits;
 import io.ordertimeout.consume.ConsumerJob;
@@ -26,6 +27,10 @@ import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.OrderTimeline;
 import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.http.PlaceOrderRequests;
+import io.ordertimeout.lifecycle.Coupons;
+import io.ordertimeout.lifecycle.DueHandlers;
+import io.ordertimeout.lifecycle.LifecycleSettings;
+import io.ordertimeout.lifecycle.Transitions;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.Database;
@@ -124,6 +129,8 @@ public final class Components implements AutoCloseable {
   private final DeadLetters deadLetters;
   private final OutboxStore outbox;
   private final Pauses pauses;
+  private final Transitions transitions;
+  private final Coupons coupons;
 
   public Components(OtcConfig config) {
     this(config, null);
@@ -193,6 +200,14 @@ public final class Components implements AutoCloseable {
     this.cancels = new CancelOrderService(tx);
     this.placeOrders = new PlaceOrderService(tx, timers, metrics);
     this.outbox = new OutboxStore(tx);
+    DeadlineSettings d = config.deadlines();
+    this.transitions =
+        new Transitions(
+            tx,
+            timers,
+            metrics,
+            new LifecycleSettings(d.receiptPeriod(), d.receiptExtension(), d.afterSaleWindow()));
+    this.coupons = new Coupons(tx, timers, metrics);
     this.placeOrderRequests =
         new PlaceOrderRequests(
             (int) config.defaultOrderTimeout().toSeconds(),
@@ -278,7 +293,9 @@ public final class Components implements AutoCloseable {
             // one closing transaction per pooled connection
             config.dbPoolSize(),
             // without a gateway prepaid orders fail the step at once, without a call
-            gateway == null ? Duration.ZERO : config.waits().weChatStep()));
+            gateway == null ? Duration.ZERO : config.waits().weChatStep(),
+            config.deadlines().kindBatch()),
+        DueHandlers.of(transitions, coupons));
   }
 
   /**
@@ -490,6 +507,15 @@ public final class Components implements AutoCloseable {
 
   public PlaceOrderRequests placeOrderRequests() {
     return placeOrderRequests;
+  }
+
+  /** The generic executor of the order's transitions after payment. */
+  public Transitions transitions() {
+    return transitions;
+  }
+
+  public Coupons coupons() {
+    return coupons;
   }
 
   public OrderCloser closer() {

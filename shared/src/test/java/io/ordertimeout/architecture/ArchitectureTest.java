@@ -59,6 +59,7 @@ class ArchitectureTest {
             "io.ordertimeout.payment..",
             "io.ordertimeout.close..",
             "io.ordertimeout.cancel..",
+            "io.ordertimeout.lifecycle..",
             "io.ordertimeout.compensation..",
             "io.ordertimeout.admin..")
         .layer("Adapter")

@@ -77,9 +77,9 @@ final class InvariantQueries {
               "3 status and timestamps",
               """
           SELECT order_id, status, paid_at, closed_at, close_reason FROM orders
-          WHERE status NOT IN ('UNPAID', 'PAID', 'CLOSED')
+          WHERE status NOT IN ('UNPAID', 'PAID', 'SHIPPED', 'RECEIVED', 'AFTER_SALE', 'COMPLETED', 'CLOSED')
              OR (status = 'UNPAID' AND (paid_at IS NOT NULL OR closed_at IS NOT NULL OR close_reason IS NOT NULL))
-             OR (status = 'PAID' AND (paid_at IS NULL OR closed_at IS NOT NULL OR close_reason IS NOT NULL))
+             OR (status IN ('PAID', 'SHIPPED', 'RECEIVED', 'AFTER_SALE', 'COMPLETED') AND (paid_at IS NULL OR closed_at IS NOT NULL OR close_reason IS NOT NULL))
              OR (status = 'CLOSED' AND (closed_at IS NULL OR close_reason IS NULL))
           ORDER BY order_id""",
               row ->
@@ -103,10 +103,10 @@ final class InvariantQueries {
                  ON rl.order_id = i.order_id AND rl.sku_id = i.sku_id AND rl.kind = 'RELEASE'
           LEFT JOIN stock_movements sl
                  ON sl.order_id = i.order_id AND sl.sku_id = i.sku_id AND sl.kind = 'SELL'
-          WHERE NOT (r.quantity <=> i.quantity AND CASE o.status
-                       WHEN 'UNPAID' THEN rl.quantity IS NULL AND sl.quantity IS NULL
-                       WHEN 'PAID' THEN sl.quantity <=> i.quantity AND rl.quantity IS NULL
-                       WHEN 'CLOSED' THEN rl.quantity <=> i.quantity AND sl.quantity IS NULL
+          WHERE NOT (r.quantity <=> i.quantity AND CASE
+                       WHEN o.status = 'UNPAID' THEN rl.quantity IS NULL AND sl.quantity IS NULL
+                       WHEN o.status IN ('PAID', 'SHIPPED', 'RECEIVED', 'AFTER_SALE', 'COMPLETED') THEN sl.quantity <=> i.quantity AND rl.quantity IS NULL
+                       WHEN o.status = 'CLOSED' THEN rl.quantity <=> i.quantity AND sl.quantity IS NULL
                        ELSE TRUE END)
           ORDER BY i.order_id, i.sku_id""",
               row ->
@@ -172,12 +172,12 @@ final class InvariantQueries {
           FROM orders o
           LEFT JOIN coupons c ON c.coupon_id = o.coupon_id
           LEFT JOIN (SELECT coupon_id, COUNT(*) AS live FROM orders
-                     WHERE coupon_id IS NOT NULL AND status IN ('UNPAID', 'PAID')
+                     WHERE coupon_id IS NOT NULL AND status IN ('UNPAID', 'PAID', 'SHIPPED', 'RECEIVED', 'AFTER_SALE', 'COMPLETED')
                      GROUP BY coupon_id) h ON h.coupon_id = o.coupon_id
-          WHERE o.coupon_id IS NOT NULL AND NOT (c.coupon_id IS NOT NULL AND CASE o.status
-                  WHEN 'UNPAID' THEN c.status = 'LOCKED' AND c.locked_by_order <=> o.order_id
-                  WHEN 'PAID' THEN c.status = 'USED' AND (c.locked_by_order IS NULL OR c.locked_by_order = o.order_id)
-                  WHEN 'CLOSED' THEN (c.status = 'AVAILABLE' AND c.locked_by_order IS NULL)
+          WHERE o.coupon_id IS NOT NULL AND NOT (c.coupon_id IS NOT NULL AND CASE
+                  WHEN o.status = 'UNPAID' THEN c.status = 'LOCKED' AND c.locked_by_order <=> o.order_id
+                  WHEN o.status IN ('PAID', 'SHIPPED', 'RECEIVED', 'AFTER_SALE', 'COMPLETED') THEN c.status = 'USED' AND (c.locked_by_order IS NULL OR c.locked_by_order = o.order_id)
+                  WHEN o.status = 'CLOSED' THEN (c.status IN ('AVAILABLE', 'EXPIRED') AND c.locked_by_order IS NULL)
                                   OR (COALESCE(h.live, 0) > 0 AND NOT (c.locked_by_order <=> o.order_id))
                   ELSE TRUE END)
           ORDER BY o.order_id""",
@@ -200,7 +200,7 @@ final class InvariantQueries {
               "5 coupon held once",
               """
           SELECT coupon_id, COUNT(*) AS live FROM orders
-          WHERE coupon_id IS NOT NULL AND status IN ('UNPAID', 'PAID')
+          WHERE coupon_id IS NOT NULL AND status IN ('UNPAID', 'PAID', 'SHIPPED', 'RECEIVED', 'AFTER_SALE', 'COMPLETED')
           GROUP BY coupon_id HAVING COUNT(*) > 1
           ORDER BY coupon_id""",
               row ->

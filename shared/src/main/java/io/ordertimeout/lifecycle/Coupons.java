@@ -1,0 +1,216 @@
+package io.ordertimeout.lifecycle;
+
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.mysql.DbTime;
+import io.ordertimeout.mysql.OrderStore;
+import io.ordertimeout.mysql.Statements;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.redis.TimerIndex;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Coupons with a validity: issued AVAILABLE until {@code valid_until}, when the coupon-expiry
+ * deadline makes an AVAILABLE coupon EXPIRED (a conditional UPDATE on AVAILABLE and on the database
+ * clock). A coupon LOCKED by an unpaid order at that time is left to the order: its close expires
+ * it (close.OrderCloser), its payment uses it. The timer is removed then, as the order decides.
+ */
+public final class Coupons {
+  private static final Logger log = LoggerFactory.getLogger(Coupons.class);
+
+  private final Tx tx;
+  private final TimerIndex timers;
+  private final Metrics metrics;
+
+  public Coupons(Tx tx, TimerIndex timers, Metrics metrics) {
+    this.tx = tx;
+    this.timers = timers;
+    this.metrics = metrics;
+  }
+
+  /** A coupon as stored. {@code validUntil} null: valid without end. */
+  public record Coupon(
+      String couponId,
+      String tenantId,
+      String ownerUserId,
+      String status,
+      String lockedByOrder,
+      Instant validUntil,
+      Instant expiredAt) {}
+
+  /** The answer to an issue request: the coupon, and whether this request created it. */
+  public record Issued(Coupon coupon, boolean created) {}
+
+  /**
+   * Issues a coupon valid until {@code validUntil}; an identical retry answers the existing coupon
+   * ({@code created = false}), another coupon under the same id is 409 COUPON_CONFLICT. The expiry
+   * timer follows the commit (compensation re-adds it if Redis fails then).
+   */
+  public Issued issue(String couponId, String tenantId, String ownerUserId, Instant validUntil) {
+    Issued issued =
+        tx.inTransaction(
+            "issue coupon " + couponId,
+            c -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "INSERT IGNORE INTO coupons (coupon_id, tenant_id, owner_user_id, status,"
+                          + " valid_until) VALUES (?,?,?,'AVAILABLE',?)")) {
+                ps.setString(1, couponId);
+                ps.setString(2, tenantId);
+                ps.setString(3, ownerUserId);
+                DbTime.bind(ps, 4, validUntil);
+                boolean created = ps.executeUpdate() == 1;
+                Coupon coupon = find(c, couponId).orElseThrow();
+                if (!created
+                    && !(coupon.tenantId().equals(tenantId)
+                        && coupon.ownerUserId().equals(ownerUserId)
+                        && java.util.Objects.equals(coupon.validUntil(), validUntil))) {
+                  throw new OrderRejected(
+                      OrderRejected.Code.COUPON_CONFLICT,
+                      "coupon "
+                          + couponId
+                          + " exists already for user "
+                          + coupon.ownerUserId()
+                          + ", valid until "
+                          + coupon.validUntil());
+                }
+                return new Issued(coupon, created);
+              }
+            });
+    if (issued.created() && validUntil != null) {
+      try {
+        timers.schedule(DeadlineKind.COUPON_EXPIRY, couponId, validUntil.toEpochMilli());
+      } catch (RuntimeException e) {
+        metrics.count("timer_schedule_failures", 1);
+        log.warn(
+            "coupon {} issued but its expiry timer was not scheduled; compensation adds it: {}",
+            couponId,
+            e.toString());
+      }
+    }
+    return issued;
+  }
+
+  public Optional<Coupon> find(String couponId) {
+    return tx.read("read coupon " + couponId, c -> find(c, couponId));
+  }
+
+  static Optional<Coupon> find(Connection c, String couponId) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "SELECT coupon_id, tenant_id, owner_user_id, status, locked_by_order, valid_until,"
+                + " expired_at FROM coupons WHERE coupon_id = ?")) {
+      ps.setString(1, couponId);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return Optional.empty();
+        }
+        return Optional.of(
+            new Coupon(
+                rs.getString("coupon_id"),
+                rs.getString("tenant_id"),
+                rs.getString("owner_user_id"),
+                rs.getString("status"),
+                rs.getString("locked_by_order"),
+                DbTime.instant(rs, "valid_until"),
+                DbTime.instant(rs, "expired_at")));
+      }
+    }
+  }
+
+  /**
+   * What an expiry batch found: expired now (coupon id -> lag ms), not due yet (-> due epoch ms),
+   * and settled otherwise (locked, used, expired already, unknown: their timers go).
+   */
+  public record Expiry(Map<String, Long> expired, Map<String, Long> notDue, List<String> settled) {}
+
+  /** Expires the claimed coupons that are AVAILABLE and past their validity by the DB clock. */
+  public Expiry expireDue(List<String> couponIds) {
+    if (couponIds.isEmpty()) {
+      return new Expiry(Map.of(), Map.of(), List.of());
+    }
+    Expiry expiry =
+        tx.inTransaction("expire " + couponIds.size() + " coupons", c -> expire(c, couponIds));
+    metrics.count("coupons_expired", expiry.expired().size());
+    expiry
+        .expired()
+        .values()
+        .forEach(
+            lag -> metrics.recordMillis(Transitions.lagMetric(DeadlineKind.COUPON_EXPIRY), lag));
+    try {
+      List<String> done = new ArrayList<>(expiry.expired().keySet());
+      done.addAll(expiry.settled());
+      if (!done.isEmpty()) {
+        timers.remove(DeadlineKind.COUPON_EXPIRY, done);
+      }
+      if (!expiry.notDue().isEmpty()) {
+        timers.scheduleAll(DeadlineKind.COUPON_EXPIRY, expiry.notDue());
+      }
+    } catch (RuntimeException e) {
+      metrics.count("timer_schedule_failures", 1);
+      log.warn("coupon expiry timers not updated; compensation repairs them: {}", e.toString());
+    }
+    return expiry;
+  }
+
+  private static Expiry expire(Connection c, List<String> couponIds) throws SQLException {
+    Map<String, Long> eligible = new TreeMap<>();
+    Map<String, Long> notDue = new TreeMap<>();
+    List<String> settled = new ArrayList<>(couponIds);
+    String sql =
+        "SELECT coupon_id, status, valid_until, valid_until <= NOW(3) AS due_now,"
+            + " TIMESTAMPDIFF(MICROSECOND, valid_until, NOW(3)) AS lag_us FROM coupons"
+            + " WHERE coupon_id IN (%s) ORDER BY coupon_id FOR UPDATE";
+    for (List<String> part : Statements.inLists(sql, couponIds.stream().sorted().toList())) {
+      try (PreparedStatement ps =
+          c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
+        OrderStore.bind(ps, 1, part);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            String id = rs.getString("coupon_id");
+            Instant validUntil = DbTime.instant(rs, "valid_until");
+            if (!"AVAILABLE".equals(rs.getString("status")) || validUntil == null) {
+              continue; // settled: stays in the list
+            }
+            settled.remove(id);
+            if (rs.getBoolean("due_now")) {
+              eligible.put(id, Math.max(0, rs.getLong("lag_us") / 1_000));
+            } else {
+              notDue.put(id, validUntil.toEpochMilli());
+            }
+          }
+        }
+      }
+    }
+    if (!eligible.isEmpty()) {
+      String update =
+          "UPDATE coupons SET status = 'EXPIRED', expired_at = NOW(3)"
+              + " WHERE coupon_id IN (%s) AND status = 'AVAILABLE' AND valid_until <= NOW(3)";
+      int updated = 0;
+      for (List<String> part : Statements.inLists(update, new ArrayList<>(eligible.keySet()))) {
+        try (PreparedStatement ps =
+            c.prepareStatement(String.format(update, OrderStore.placeholders(part.size())))) {
+          OrderStore.bind(ps, 1, part);
+          updated += ps.executeUpdate();
+        }
+      }
+      if (updated != eligible.size()) {
+        throw new IllegalStateException(
+            "expired " + updated + " of " + eligible.size() + " locked coupons");
+      }
+    }
+    return new Expiry(eligible, notDue, settled);
+  }
+}

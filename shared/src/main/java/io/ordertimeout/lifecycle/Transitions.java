@@ -1,0 +1,291 @@
+package io.ordertimeout.lifecycle;
+
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.mysql.OrderStore;
+import io.ordertimeout.mysql.Statements;
+import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.outbox.Outbox;
+import io.ordertimeout.redis.TimerIndex;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one mechanism that executes every {@link Transition.Executor#GENERIC} transition, for one
+ * order (a route) or a batch (a deadline kind's claimed timers): in one transaction, lock the rows
+ * in id order, UPDATE those in the from-state (and due, for a deadline) conditionally on that
+ * state, read back what changed and write one outbox row each; after the commit, remove the timer
+ * the transition cancels and schedule the one it starts, from the row's due time.
+ *
+ * <p>A timer write that fails after the commit loses nothing: MySQL holds the due time, and
+ * compensation re-adds a missing timer and removes a stale one. The conditional UPDATE is what
+ * makes a transition happen at most once, whatever the retries, sweeps and routes racing for it.
+ */
+public final class Transitions {
+  private static final Logger log = LoggerFactory.getLogger(Transitions.class);
+
+  private final Tx tx;
+  private final TimerIndex timers;
+  private final Metrics metrics;
+  private final LifecycleSettings settings;
+
+  public Transitions(Tx tx, TimerIndex timers, Metrics metrics, LifecycleSettings settings) {
+    this.tx = tx;
+    this.timers = timers;
+    this.metrics = metrics;
+    this.settings = settings;
+  }
+
+  public LifecycleSettings settings() {
+    return settings;
+  }
+
+  /**
+   * What a batch found. {@code applied}: order id -> its lag behind the deadline in ms (0 for a
+   * route); {@code notDue}: order id -> its due epoch ms, still in the from-state; {@code other}:
+   * order id -> its state, which is not the from-state (or the guard refused it); {@code missing}:
+   * ids with no order.
+   */
+  public record Batch(
+      Map<String, Long> applied,
+      Map<String, Long> notDue,
+      Map<String, OrderStatus> other,
+      List<String> missing) {}
+
+  /** The answer to a route: the order after the request, and whether this request changed it. */
+  public record Outcome(OrderLifecycle order, boolean changed) {}
+
+  /**
+   * Applies a route's transition to one order. An order already in the transition's to-state with
+   * the same inputs (a retried request) answers {@code changed = false}; any other state throws 409
+   * ILLEGAL_TRANSITION naming the current state; an unknown order throws 404. A refusal changes
+   * nothing.
+   */
+  public Outcome applyRoute(Transition t, String orderId, Map<Transition.Param, String> inputs) {
+    if (t.executor() != Transition.Executor.GENERIC || t.trigger() != Transition.Trigger.ROUTE) {
+      throw new IllegalArgumentException(t + " is not a route transition of this executor");
+    }
+    Batch batch =
+        tx.inTransaction(
+            t.wireName() + " order " + orderId, c -> execute(c, t, List.of(orderId), inputs));
+    afterCommit(t, batch);
+    if (!batch.missing().isEmpty()) {
+      throw new OrderRejected(OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist");
+    }
+    OrderLifecycle now =
+        tx.read("read order " + orderId, c -> OrderLifecycle.find(c, orderId)).orElseThrow();
+    if (!batch.applied().isEmpty()) {
+      return new Outcome(now, true);
+    }
+    if (t.from() == t.to()) {
+      // a guard refused it (the one-extension rule)
+      throw new OrderRejected(
+          OrderRejected.Code.RECEIPT_ALREADY_EXTENDED,
+          "order "
+              + orderId
+              + " had its receipt deadline extended already; it is due at "
+              + now.receiveDueAt());
+    }
+    if (now.status() == t.to() && sameInputs(now, inputs)) {
+      return new Outcome(now, false);
+    }
+    throw new IllegalTransition(orderId, t, now.status());
+  }
+
+  /**
+   * Applies a deadline kind's transition to claimed orders: those in the from-state and due by the
+   * database clock move on; the others are reported, for the caller to fix their timers.
+   */
+  public Batch applyDue(Transition t, List<String> orderIds) {
+    if (t.trigger() != Transition.Trigger.DEADLINE || t.executor() != Transition.Executor.GENERIC) {
+      throw new IllegalArgumentException(t + " is not a deadline transition of this executor");
+    }
+    if (orderIds.isEmpty()) {
+      return new Batch(Map.of(), Map.of(), Map.of(), List.of());
+    }
+    Batch batch =
+        tx.inTransaction(
+            t.wireName() + " " + orderIds.size() + " orders",
+            c -> execute(c, t, orderIds, Map.of()));
+    afterCommit(t, batch);
+    DeadlineKind kind = t.deadline().orElseThrow();
+    batch.applied().values().forEach(lag -> metrics.recordMillis(lagMetric(kind), lag));
+    return batch;
+  }
+
+  /** The histogram of a kind's lag: applied time minus due time. */
+  public static String lagMetric(DeadlineKind kind) {
+    return "deadline_lag_ms_" + kind.label();
+  }
+
+  private Batch execute(
+      Connection c, Transition t, List<String> orderIds, Map<Transition.Param, String> inputs)
+      throws SQLException {
+    Map<String, Long> eligible = new TreeMap<>();
+    Map<String, Long> notDue = new TreeMap<>();
+    Map<String, OrderStatus> other = new TreeMap<>();
+    Map<String, String> tenants = new TreeMap<>();
+    List<String> missing = new ArrayList<>(orderIds);
+    String due = t.deadline().map(DueColumns::of).orElse(null);
+    String sql =
+        "SELECT order_id, tenant_id, status, "
+            + (due == null ? "0 AS due_now, NULL AS due_at, 0 AS lag_us" : dueColumns(due))
+            + ", "
+            + (t.guard() == null ? "1" : t.guard())
+            + " AS guard_ok FROM orders WHERE order_id IN (%s) ORDER BY order_id FOR UPDATE";
+    for (List<String> part : Statements.inLists(sql, orderIds.stream().sorted().toList())) {
+      try (PreparedStatement ps =
+          c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
+        OrderStore.bind(ps, 1, part);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            String id = rs.getString("order_id");
+            missing.remove(id);
+            tenants.put(id, rs.getString("tenant_id"));
+            OrderStatus status = OrderStatus.valueOf(rs.getString("status"));
+            if (status != t.from() || !rs.getBoolean("guard_ok")) {
+              other.put(id, status);
+            } else if (due != null && !rs.getBoolean("due_now")) {
+              Long at = TransitionEvents.millis(rs, "due_at");
+              if (at != null) {
+                notDue.put(id, at);
+              } else {
+                other.put(id, status); // no due time: nothing to schedule (compensation reports it)
+              }
+            } else {
+              eligible.put(id, Math.max(0, rs.getLong("lag_us") / 1_000));
+            }
+          }
+        }
+      }
+    }
+    if (!eligible.isEmpty()) {
+      update(c, t, new ArrayList<>(eligible.keySet()), inputs);
+      Outbox.append(c, TransitionEvents.of(c, t, eligible.keySet(), tenants));
+    }
+    return new Batch(eligible, notDue, other, missing);
+  }
+
+  private static String dueColumns(String due) {
+    return due
+        + " <= NOW(3) AS due_now, "
+        + due
+        + " AS due_at, TIMESTAMPDIFF(MICROSECOND, "
+        + due
+        + ", NOW(3)) AS lag_us";
+  }
+
+  /** The conditional UPDATE: the rows are locked, so it must change every one of them. */
+  private void update(
+      Connection c, Transition t, List<String> ids, Map<Transition.Param, String> inputs)
+      throws SQLException {
+    StringBuilder set = new StringBuilder("status = ?, version = version + 1");
+    t.sets().forEach(s -> set.append(", ").append(s.sql()));
+    String sql =
+        "UPDATE orders SET "
+            + set
+            + " WHERE order_id IN (%s) AND status = ?"
+            + (t.guard() == null ? "" : " AND " + t.guard());
+    int updated = 0;
+    for (List<String> part : Statements.inLists(sql, ids)) {
+      try (PreparedStatement ps =
+          c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
+        int i = 1;
+        ps.setString(i++, t.to().name());
+        for (Transition.Set s : t.sets()) {
+          if (s.param().isPresent()) {
+            bind(ps, i++, s.param().get(), inputs);
+          }
+        }
+        i = OrderStore.bind(ps, i, part);
+        ps.setString(i, t.from().name());
+        updated += ps.executeUpdate();
+      }
+    }
+    if (updated != ids.size()) {
+      throw new IllegalStateException(
+          t.wireName() + " changed " + updated + " of " + ids.size() + " locked orders");
+    }
+  }
+
+  private void bind(
+      PreparedStatement ps, int index, Transition.Param p, Map<Transition.Param, String> inputs)
+      throws SQLException {
+    switch (p) {
+      case RECEIPT_PERIOD -> ps.setLong(index, LifecycleSettings.micros(settings.receiptPeriod()));
+      case RECEIPT_EXTENSION ->
+          ps.setLong(index, LifecycleSettings.micros(settings.receiptExtension()));
+      case AFTER_SALE_WINDOW ->
+          ps.setLong(index, LifecycleSettings.micros(settings.afterSaleWindow()));
+      case CARRIER, TRACKING_NO -> {
+        String value = inputs.get(p);
+        if (value == null) {
+          throw new IllegalArgumentException(p + " is required for this transition");
+        }
+        ps.setString(index, value);
+      }
+    }
+  }
+
+  /**
+   * The timers after the commit: the cancelled kind removed and the started kind scheduled for
+   * every changed order; for a deadline batch, the claimed timers of orders that moved elsewhere
+   * removed and those of orders not yet due put back at their due time (a claim moved them to its
+   * lease).
+   */
+  private void afterCommit(Transition t, Batch batch) {
+    metrics.count("transitions_" + t.wireName(), batch.applied().size());
+    try {
+      if (!batch.applied().isEmpty()) {
+        t.cancels().ifPresent(kind -> timers.remove(kind, batch.applied().keySet()));
+        if (t.schedules().isPresent()) {
+          DeadlineKind kind = t.schedules().get();
+          timers.scheduleAll(kind, dueTimes(kind, batch.applied().keySet()));
+        }
+      }
+      if (t.deadline().isPresent()) {
+        DeadlineKind kind = t.deadline().get();
+        List<String> gone = new ArrayList<>(batch.other().keySet());
+        gone.addAll(batch.missing());
+        if (!gone.isEmpty()) {
+          timers.remove(kind, gone);
+        }
+        if (!batch.notDue().isEmpty()) {
+          timers.scheduleAll(kind, batch.notDue());
+        }
+      }
+    } catch (RuntimeException e) {
+      // Committed: MySQL has the due times, compensation re-adds or removes the timers.
+      metrics.count("timer_schedule_failures", 1);
+      log.warn(
+          "{} committed for {} orders but their timers were not updated; compensation repairs"
+              + " them: {}",
+          t.wireName(),
+          batch.applied().size(),
+          e.toString());
+    }
+  }
+
+  private Map<String, Long> dueTimes(DeadlineKind kind, Collection<String> ids) {
+    return tx.read(
+        "read " + kind.label() + " deadlines", c -> DueColumns.read(c, kind, new ArrayList<>(ids)));
+  }
+
+  private static boolean sameInputs(OrderLifecycle order, Map<Transition.Param, String> inputs) {
+    String carrier = inputs.get(Transition.Param.CARRIER);
+    String tracking = inputs.get(Transition.Param.TRACKING_NO);
+    return (carrier == null || carrier.equals(order.carrier()))
+        && (tracking == null || tracking.equals(order.trackingNo()));
+  }
+}

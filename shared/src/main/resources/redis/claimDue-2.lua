@@ -1,0 +1,43 @@
+--[[
+  Claims the due timers of one shard, for every deadline kind at once (one round trip per shard):
+  members of each kind's sorted set whose deadline is <= now, at most that kind's limit, and moves
+  their score to now + lease. A claimer that dies mid-transition thereby gives its timers back when
+  the lease runs out; one that succeeds removes them (ZREM) after its commit. Claim and lease happen
+  in one atomic step: no window in which a popped member lives only in a worker's memory.
+
+  Each kind has its own key and limit, so a burst of one kind (coupons all valid until midnight)
+  cannot take the claims of another (payment timeouts due in the same second).
+
+  Input:
+    KEYS[i]  timers of kind i, ZSET  member = "<code>:<id>" (the bare order id for the payment
+             timeout), score = deadline epoch ms (lease expiry once claimed); all in one shard's slot
+    ARGV[1]  now      epoch ms of the one clock all workers share (Redis TIME, read by the caller)
+    ARGV[2]  lease    ms a claim stays invisible to other claimers
+    ARGV[2+i] limit   max members of kind i claimed in this call
+  Output:
+    array with one array per key: its claimed members, oldest deadline first
+]]
+local rcall = redis.call
+local now = tonumber(ARGV[1])
+local leaseUntil = now + tonumber(ARGV[2])
+
+local claimed = {}
+for k = 1, #KEYS do
+  local limit = tonumber(ARGV[2 + k])
+  local due = {}
+  if limit > 0 then
+    due = rcall("ZRANGEBYSCORE", KEYS[k], "-inf", now, "LIMIT", 0, limit)
+  end
+  -- ZADD in chunks of 200 members: unpack() of thousands of arguments can overflow Lua's C stack.
+  local chunk = {}
+  for i = 1, #due do
+    chunk[#chunk + 1] = leaseUntil
+    chunk[#chunk + 1] = due[i]
+    if #chunk == 400 or i == #due then
+      rcall("ZADD", KEYS[k], "XX", unpack(chunk))
+      chunk = {}
+    end
+  end
+  claimed[k] = due
+end
+return claimed
