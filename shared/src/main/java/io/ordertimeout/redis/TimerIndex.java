@@ -104,14 +104,16 @@ public final class TimerIndex {
             + recorded
             + ", or reshard: stop the timeout-sweep and stream-consumer schedules, delete the keys "
             + prefix
-            + ":{t*}:timers, "
+            + ":{t*}:timers and "
+            + prefix
+            + ":{t*}:timers:* (every deadline kind), "
             + prefix
             + ":{t*}:sweeper and "
             + key
             + ", start with OTC_TIMER_SHARDS="
             + shards
             + ", then run compensation until its report shows rescheduled=0 (it re-adds the timer of"
-            + " every UNPAID order from MySQL and closes the overdue ones) and restart the"
+            + " every pending deadline from MySQL and applies the overdue ones) and restart the"
             + " schedules");
   }
 
