@@ -7,26 +7,16 @@ import io.lettuce.core.ScoredValueScanCursor;
 import io.lettuce.core.ZAddArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.ordertimeout.domain.DeadlineKind;
-import io.ordertimeout.lifecycle.DueColumns;
 import io.ordertimeout.lifecycle.DueHandlers;
-import io.ordertimeout.lifecycle.Transition;
-import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.TimerIndex;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.LocalDateTime;
-import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -61,16 +51,12 @@ import org.slf4j.LoggerFactory;
 final class DeadlineAudit {
   private static final Logger log = LoggerFactory.getLogger(DeadlineAudit.class);
 
-  /** The smallest DATETIME(3): the keyset cursor before the first row (NULL dues never match). */
-  private static final LocalDateTime BEGINNING = LocalDateTime.of(1000, 1, 1, 0, 0);
-
-  private static final LocalDateTime END = LocalDateTime.of(9999, 12, 31, 0, 0);
-
   /** Every kind but the payment timeout, in declaration order. */
   static final List<DeadlineKind> KINDS =
       Arrays.stream(DeadlineKind.values()).filter(k -> k != DeadlineKind.PAYMENT_TIMEOUT).toList();
 
   private final Tx tx;
+  private final PendingSubjects subjects;
   private final TimerIndex timers;
   private final RedisClusterCommands<String, String> redis;
   private final Map<DeadlineKind, DueHandlers.Handler> handlers;
@@ -79,47 +65,12 @@ final class DeadlineAudit {
 
   DeadlineAudit(Compensator.Parts parts, Flags flags, CompensationSettings settings) {
     this.tx = parts.tx();
+    this.subjects = new PendingSubjects(parts.tx(), settings.pageSize());
     this.timers = parts.timers();
     this.redis = parts.redis();
     this.handlers = DueHandlers.of(parts.transitions(), parts.coupons());
     this.flags = flags;
     this.settings = settings;
-  }
-
-  /** A pending subject as the keyset pages read it. */
-  record Pending(String id, LocalDateTime due) {
-    long dueMillis() {
-      return due.toInstant(ZoneOffset.UTC).toEpochMilli();
-    }
-  }
-
-  /**
-   * Where a kind's subjects live: the table, its id column, the pending state the walk pages by
-   * (index (status, due, id), V1 and V7), and the SQL condition under which a timer is kept.
-   */
-  private record Source(String table, String id, String status, String keeps) {
-    static Source of(DeadlineKind kind) {
-      String due = DueColumns.of(kind);
-      if (kind == DeadlineKind.COUPON_EXPIRY) {
-        // A LOCKED coupon is left to its order (its close expires it once the validity passed);
-        // before its validity its timer is kept: the order may close and return it AVAILABLE.
-        return new Source(
-            "coupons",
-            "coupon_id",
-            "AVAILABLE",
-            due
-                + " IS NOT NULL AND (status = 'AVAILABLE' OR (status = 'LOCKED' AND "
-                + due
-                + " > NOW(3)))");
-      }
-      String from =
-          Transition.triggeredBy(kind)
-              .orElseThrow(() -> new IllegalStateException("no transition is triggered by " + kind))
-              .from()
-              .name();
-      return new Source(
-          "orders", "order_id", from, "status = '" + from + "' AND " + due + " IS NOT NULL");
-    }
   }
 
   // ---- overdue: applied through the sweep's handler
@@ -132,16 +83,18 @@ final class DeadlineAudit {
           tally,
           kind,
           "overdue",
-          () -> walk(tally, "overdue", kind, "overdue", before, page -> apply(tally, kind, page)));
+          () ->
+              subjects.walk(
+                  tally, "overdue", kind, "overdue", before, page -> apply(tally, kind, page)));
     }
   }
 
-  private void apply(Tally tally, DeadlineKind kind, List<Pending> page) {
+  private void apply(Tally tally, DeadlineKind kind, List<PendingSubjects.Pending> page) {
     if (!tally.timeLeft("overdue")) {
       return;
     }
     DueHandlers.Handler handler = handlers.get(kind);
-    List<String> ids = page.stream().map(Pending::id).toList();
+    List<String> ids = page.stream().map(PendingSubjects.Pending::id).toList();
     try {
       tally.add(kind.label() + "_applied", handler.apply(ids));
     } catch (RuntimeException batchFailure) {
@@ -173,7 +126,7 @@ final class DeadlineAudit {
           kind,
           "pending",
           () ->
-              walk(
+              subjects.walk(
                   tally,
                   "timers",
                   kind,
@@ -189,21 +142,21 @@ final class DeadlineAudit {
     }
   }
 
-  private void rescheduleMissing(Tally tally, DeadlineKind kind, List<Pending> page) {
-    Map<Integer, List<Pending>> byShard = new TreeMap<>();
+  private void rescheduleMissing(
+      Tally tally, DeadlineKind kind, List<PendingSubjects.Pending> page) {
+    Map<Integer, List<PendingSubjects.Pending>> byShard = new TreeMap<>();
     page.forEach(
         p -> byShard.computeIfAbsent(timers.shardOf(p.id()), s -> new ArrayList<>()).add(p));
     long added = 0;
-    for (Map.Entry<Integer, List<Pending>> shard : byShard.entrySet()) {
+    for (Map.Entry<Integer, List<PendingSubjects.Pending>> shard : byShard.entrySet()) {
       String key = timers.timersKey(shard.getKey(), kind);
-      List<Pending> subjects = shard.getValue();
+      List<PendingSubjects.Pending> inShard = shard.getValue();
       List<Double> scores =
-          redis.zmscore(
-              key, subjects.stream().map(p -> kind.member(p.id())).toArray(String[]::new));
+          redis.zmscore(key, inShard.stream().map(p -> kind.member(p.id())).toArray(String[]::new));
       List<ScoredValue<String>> missing = new ArrayList<>();
-      for (int i = 0; i < subjects.size(); i++) {
+      for (int i = 0; i < inShard.size(); i++) {
         if (scores.get(i) == null) {
-          Pending p = subjects.get(i);
+          PendingSubjects.Pending p = inShard.get(i);
           missing.add(ScoredValue.just(p.dueMillis(), kind.member(p.id())));
         }
       }
@@ -239,25 +192,7 @@ final class DeadlineAudit {
       return;
     }
     List<String> ids = members.stream().map(DeadlineKind::subjectOf).toList();
-    Source source = Source.of(kind);
-    Set<String> kept = new HashSet<>();
-    tx.read(
-        kind.label() + " timers' subjects",
-        c -> {
-          Sql.selectIn(
-              c,
-              "SELECT "
-                  + source.id()
-                  + " FROM "
-                  + source.table()
-                  + " WHERE "
-                  + source.id()
-                  + " IN (%s) AND "
-                  + source.keeps(),
-              ids,
-              rs -> kept.add(rs.getString(1)));
-          return null;
-        });
+    Set<String> kept = subjects.kept(kind, ids);
     List<String> stale = new ArrayList<>();
     for (int i = 0; i < members.size(); i++) {
       if (!kept.contains(ids.get(i))) {
@@ -267,87 +202,6 @@ final class DeadlineAudit {
     if (!stale.isEmpty()) {
       redis.zrem(key, stale.toArray(String[]::new));
       tally.add(kind.label() + "_stale_timers_removed", stale.size());
-    }
-  }
-
-  // ---- keyset paging over a kind's pending subjects by (due, id)
-
-  /**
-   * Pages through {@code kind}'s pending subjects by (due, id), due before {@code before} (null:
-   * all), under {@code category}'s time check and the kind's own page budget.
-   */
-  private void walk(
-      Tally tally,
-      String category,
-      DeadlineKind kind,
-      String budget,
-      LocalDateTime before,
-      Consumer<List<Pending>> work) {
-    Source source = Source.of(kind);
-    String due = DueColumns.of(kind);
-    String sql =
-        "SELECT "
-            + source.id()
-            + " AS id, "
-            + due
-            + " AS due FROM "
-            + source.table()
-            + " WHERE status = ? AND "
-            + due
-            + " < ? AND ("
-            + due
-            + " > ? OR ("
-            + due
-            + " = ? AND "
-            + source.id()
-            + " > ?)) ORDER BY "
-            + due
-            + ", "
-            + source.id()
-            + " LIMIT ?";
-    LocalDateTime afterAt = BEGINNING;
-    String afterId = "";
-    while (tally.page(category, kind.label() + "_" + budget)) {
-      LocalDateTime at = afterAt;
-      String id = afterId;
-      List<Pending> page =
-          tx.read(
-              kind.label() + " " + budget + " page after " + id,
-              c -> page(c, sql, source.status(), before == null ? END : before, at, id));
-      if (page.isEmpty()) {
-        return;
-      }
-      work.accept(page);
-      afterAt = page.get(page.size() - 1).due();
-      afterId = page.get(page.size() - 1).id();
-      if (page.size() < settings.pageSize()) {
-        return;
-      }
-    }
-  }
-
-  private List<Pending> page(
-      Connection c,
-      String sql,
-      String status,
-      LocalDateTime before,
-      LocalDateTime afterAt,
-      String afterId)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, status);
-      DbTime.bind(ps, 2, before);
-      DbTime.bind(ps, 3, afterAt);
-      DbTime.bind(ps, 4, afterAt);
-      ps.setString(5, afterId);
-      ps.setInt(6, settings.pageSize());
-      List<Pending> page = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          page.add(new Pending(rs.getString("id"), DbTime.utc(rs, "due")));
-        }
-      }
-      return page;
     }
   }
 
