@@ -15,6 +15,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +38,11 @@ class DeadlineCompensationTest {
   }
 
   private void stack(String hint) {
+    stack(hint, Duration.ZERO);
+  }
+
+  /** {@code margin}: the invocation margin (tests otherwise use none). */
+  private void stack(String hint, Duration margin) {
     stack =
         TestStack.create(
             hint,
@@ -45,6 +51,7 @@ class DeadlineCompensationTest {
                     .deadlines(
                         new DeadlineSettings(
                             Duration.ofDays(10), Duration.ofDays(3), Duration.ofDays(7), 200))
+                    .invocationMargin(margin)
                     .build(),
             null);
     stack.seedSku("a", 100);
@@ -256,6 +263,62 @@ class DeadlineCompensationTest {
     // the orders holding coupons are untouched: UNPAID with their payment timers
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'")).isEqualTo(2);
     secondPassChangesNothing("coupon");
+    stack.assertInvariants();
+  }
+
+  @Test
+  void aPassWhoseTimeRunsShortStopsBetweenPagesOfDeadlinesAndTheNextRunAppliesTheRest() {
+    stack("dcomp-time", Duration.ofSeconds(19));
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 25; i++) {
+      String id = String.format("ord_t%02d", i);
+      shipped(id);
+      ids.add(id);
+    }
+    stack.update("UPDATE orders SET receive_due_at = NOW(3) - INTERVAL 2 MINUTE");
+    timers().remove(DeadlineKind.AUTO_RECEIPT, ids);
+    long margin = stack.app().compensationMargin().toMillis();
+    assertThat(margin).isEqualTo(19_000);
+    // time enough until the first page of receipts is applied, then less than the margin is left
+    LongSupplier remaining =
+        () ->
+            stack.count("SELECT COUNT(*) FROM orders WHERE status = 'RECEIVED'") == 0
+                ? margin + 60_000
+                : margin - 1;
+    CompensationSettings d = CompensationSettings.defaults();
+    CompensationSettings pagesOf10 =
+        new CompensationSettings(
+            d.grace(),
+            10,
+            d.pageBudget(),
+            d.recentWindow(),
+            d.closedWindow(),
+            d.notifyGrace(),
+            d.wechatBudget(),
+            d.stuckAfter(),
+            d.parkFor());
+
+    CompensationReport cut = stack.app().newCompensator(pagesOf10).run(remaining);
+
+    assertThat(cut.count("receipt_applied")).isEqualTo(10);
+    assertThat(cut.count("receipt_rescheduled")).isZero();
+    assertThat(cut.skipped()).startsWith("overdue").contains("timers");
+    assertThat(cut.failures()).isEmpty();
+    // exactly the first page in (receive_due_at, order_id) order; the others wait untouched
+    assertThat(
+            stack.dump("SELECT order_id FROM orders WHERE status = 'RECEIVED' ORDER BY order_id"))
+        .containsExactlyElementsOf(ids.subList(0, 10).stream().map(id -> id + "|").toList());
+    for (String id : ids.subList(10, 25)) {
+      assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, id)).as(id).isEmpty();
+    }
+
+    CompensationReport next = stack.app().newCompensator(pagesOf10).run(() -> margin + 60_000);
+
+    assertThat(next.skipped()).isEmpty();
+    assertThat(next.count("receipt_applied")).isEqualTo(15);
+    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'RECEIVED'")).isEqualTo(25);
+    assertThat(timers().size(DeadlineKind.AUTO_RECEIPT)).isZero();
+    assertThat(timers().size(DeadlineKind.AUTO_COMPLETE)).isEqualTo(25);
     stack.assertInvariants();
   }
 }
