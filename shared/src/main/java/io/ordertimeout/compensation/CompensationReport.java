@@ -11,7 +11,10 @@ import java.util.TreeMap;
  * metrics ({@code compensation_<count>} counters, {@code compensation_duration_ms}).
  *
  * @param startedAt ISO-8601 instant the pass began
- * @param counts per category (see {@link Compensator} for the list), sorted by name
+ * @param counts per category (see {@link Compensator} for the list), sorted by name; the receipt,
+ *     completion and coupon deadlines count as {@code <label>_applied}, {@code
+ *     <label>_rescheduled}, {@code <label>_stale_timers_removed} ... beside the payment timeout's
+ *     unchanged names (see {@link DeadlineAudit})
  * @param pagesScanned keyset pages and Redis scan pages read, all categories together
  * @param repairs what was changed with certainty, one entry per repaired subject
  * @param flags what was found and left alone, with the evidence (also in compensation_flags)

@@ -5,6 +5,8 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.lifecycle.Coupons;
+import io.ordertimeout.lifecycle.Transitions;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
@@ -54,6 +56,9 @@ import org.slf4j.LoggerFactory;
  *       per period while overdue still tries the close directly every run.
  *   <li>{@code timers}: ZSCAN of each shard; timers of orders no longer UNPAID or unknown are
  *       removed ({@code stale_timers_removed}).
+ *   <li>The other deadline kinds (receipt, complete, coupon) run within {@code overdue} (applied,
+ *       {@code <label>_applied}) and {@code timers} (missing re-added, {@code <label>_rescheduled};
+ *       stale removed, {@code <label>_stale_timers_removed}): see {@link DeadlineAudit}.
  *   <li>{@code stream} and {@code leases}: see {@link RedisAudit}.
  *   <li>{@code closed_prepaid}, {@code refunds}: see {@link WeChatAudit}.
  *   <li>{@code ledger}: see {@link LedgerAudit}.
@@ -88,6 +93,7 @@ public final class Compensator {
   private final RedisAudit redisAudit;
   private final WeChatAudit weChatAudit;
   private final LedgerAudit ledgerAudit;
+  private final DeadlineAudit deadlineAudit;
   private final long marginMillis;
 
   /**
@@ -106,7 +112,9 @@ public final class Compensator {
       int consumerSlots,
       TimeSource time,
       Metrics metrics,
-      Duration margin) {}
+      Duration margin,
+      Transitions transitions,
+      Coupons coupons) {}
 
   public Compensator(Parts parts, CompensationSettings settings) {
     this.tx = parts.tx();
@@ -119,6 +127,7 @@ public final class Compensator {
     this.weChatAudit = new WeChatAudit(tx, parts.payments(), parts.gateway(), flags, settings);
     this.redisAudit = new RedisAudit(parts, closer, flags, settings);
     this.ledgerAudit = new LedgerAudit(tx, flags, settings);
+    this.deadlineAudit = new DeadlineAudit(parts, flags, settings);
     this.marginMillis = parts.margin().toMillis();
   }
 
@@ -137,9 +146,11 @@ public final class Compensator {
     Tally tally =
         new Tally(settings.pageBudget(), settings.wechatBudget(), remainingMillis, marginMillis);
     step(tally, "overdue", () -> closeOverdue(tally));
+    step(tally, "overdue", () -> deadlineAudit.overdue(tally));
     step(tally, "unpaid", () -> checkUnpaid(tally));
     step(tally, "dead_letters", () -> redisAudit.deadLetters(tally));
     step(tally, "timers", () -> redisAudit.staleTimers(tally));
+    step(tally, "timers", () -> deadlineAudit.timers(tally));
     step(tally, "stream", () -> redisAudit.stuckEntries(tally));
     step(tally, "leases", () -> redisAudit.staleLeases(tally));
     step(tally, "closed_prepaid", () -> weChatAudit.closedPrepaid(tally));

@@ -78,12 +78,20 @@ final class Tally {
 
   /** Takes one page of {@code category}'s budget; false (and noted) once it is spent. */
   boolean page(String category) {
+    return page(category, category);
+  }
+
+  /**
+   * Takes one page of the budget named {@code budget}, under {@code category}'s time check: the
+   * deadline kinds run within the payment categories but each spends pages of its own.
+   */
+  boolean page(String category, String budget) {
     if (!timeLeft(category)) {
       return false;
     }
-    int used = pages.merge(category, 1, Integer::sum);
+    int used = pages.merge(budget, 1, Integer::sum);
     if (used > pageBudget) {
-      exhausted.add(category);
+      exhausted.add(budget);
       return false;
     }
     pagesScanned++;

@@ -333,7 +333,9 @@ public final class Components implements AutoCloseable {
             config.stream().consumerSlots(),
             time,
             metrics,
-            compensationMargin()),
+            compensationMargin(),
+            transitions(),
+            coupons()),
         settings);
   }
 
