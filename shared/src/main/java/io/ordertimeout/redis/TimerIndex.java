@@ -112,7 +112,8 @@ public final class TimerIndex {
             + key
             + ", start with OTC_TIMER_SHARDS="
             + shards
-            + ", then run compensation until its report shows rescheduled=0 (it re-adds the timer of"
+            + ", then run compensation until its report shows rescheduled=0, receipt_rescheduled=0,"
+            + " complete_rescheduled=0 and coupon_rescheduled=0 (it re-adds the timer of"
             + " every pending deadline from MySQL and applies the overdue ones) and restart the"
             + " schedules");
   }

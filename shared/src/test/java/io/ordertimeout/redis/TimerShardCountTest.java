@@ -41,7 +41,13 @@ class TimerShardCountTest {
         .hasMessageContaining("OTC_TIMER_SHARDS is 8")
         .hasMessageContaining("written to 4 shards")
         .hasMessageContaining("Set OTC_TIMER_SHARDS=4, or reshard")
-        .hasMessageContaining(prefix + ":timer-shards");
+        .hasMessageContaining(prefix + ":timer-shards")
+        // the resharding steps name every deadline kind's keys and report field: an operator
+        // following them must not orphan the receipt, completion or coupon timers
+        .hasMessageContaining(prefix + ":{t*}:timers:* (every deadline kind)")
+        .hasMessageContaining("receipt_rescheduled=0")
+        .hasMessageContaining("complete_rescheduled=0")
+        .hasMessageContaining("coupon_rescheduled=0");
     assertThat(redis.get(prefix + ":timer-shards")).isEqualTo("4");
 
     // a restart with the recorded count is accepted, and its sweep closes each order once
