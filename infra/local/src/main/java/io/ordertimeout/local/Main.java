@@ -116,7 +116,8 @@ public final class Main {
             flags.intValue("orders", 2_000),
             flags.intValue("timeout", 10),
             flags.intValue("seed", 42));
-    try (LocalStack stack = LocalStack.start(options(flags, 0), System.getenv())) {
+    try (LocalStack stack =
+        LocalStack.start(options(flags, 0), DemoScenario.environment(System.getenv()))) {
       stack.describe(out);
       DemoScenario.Report report = new DemoScenario(stack, settings, out).run();
       report.print(out);
