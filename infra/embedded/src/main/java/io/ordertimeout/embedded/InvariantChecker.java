@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -11,7 +12,9 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * Checks the invariants of DESIGN.md section 3 (1-5) against the V1 schema with plain JDBC.
+ * Checks the invariants of DESIGN.md section 3 (1-5) against the V1 schema, and those of the
+ * order's life after payment (6-10, {@link LifecycleInvariantQueries}) against the V5 outbox and
+ * the V7 columns, with plain JDBC.
  *
  * <p>Every check is one set-based query that returns only the offending rows, so a consistent
  * database of 200,000 orders costs a few index-driven scans rather than a round trip per order. All
@@ -50,13 +53,43 @@ public final class InvariantChecker {
   private static final int REPORTED_VIOLATIONS = 50;
 
   private final ConnectionSource connections;
+  private final Duration afterSaleWindow;
 
   public InvariantChecker(DataSource dataSource) {
     this(dataSource::getConnection);
   }
 
   public InvariantChecker(ConnectionSource connections) {
+    this(connections, null);
+  }
+
+  private InvariantChecker(ConnectionSource connections, Duration afterSaleWindow) {
     this.connections = connections;
+    this.afterSaleWindow = afterSaleWindow;
+  }
+
+  /**
+   * This checker, knowing the after-sale window the orders were received with: invariant 8 then
+   * requires complete_due_at - received_at to cover the window plus the after-sale open time, not
+   * only the open time.
+   */
+  public InvariantChecker withAfterSaleWindow(Duration window) {
+    return new InvariantChecker(connections, window);
+  }
+
+  /**
+   * AVAILABLE coupons still not EXPIRED more than {@code grace} after their valid_until. Separate
+   * from {@link #violations()}: such a coupon is only wrong once a sweep ran after its validity
+   * ended, which only a caller that drives or watches the sweep knows.
+   */
+  public List<String> unexpiredCoupons(Duration grace) {
+    return inSnapshot(
+        "check coupon expiry",
+        statement -> {
+          List<String> violations = new ArrayList<>();
+          collect(statement, LifecycleInvariantQueries.unexpiredCoupons(grace), violations);
+          return violations;
+        });
   }
 
   /**
@@ -69,6 +102,9 @@ public final class InvariantChecker {
         statement -> {
           List<String> violations = new ArrayList<>();
           for (InvariantQueries.Check check : InvariantQueries.CHECKS) {
+            collect(statement, check, violations);
+          }
+          for (InvariantQueries.Check check : LifecycleInvariantQueries.checks(afterSaleWindow)) {
             collect(statement, check, violations);
           }
           return violations;

@@ -3,11 +3,13 @@ package io.ordertimeout.embedded;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -208,6 +210,280 @@ class InvariantCheckerTest {
             error ->
                 assertThat(error.getMessage().lines().filter(l -> l.startsWith("  - ")))
                     .hasSize(50));
+  }
+
+  /**
+   * The shop above plus orders living after payment, consistent with a receipt period of 10 days
+   * and an after-sale window of 7 days. S1 shipped 01-02, due to be received 01-12. R1 received
+   * AUTO 20 ms after its 01-12 deadline, due to complete 01-19. A1 confirmed by the user 01-05, an
+   * after-sale open since 01-06. K1 extended once (due 01-12 -> 01-15), confirmed 01-05, an
+   * after-sale open 01-06 to 01-07 (one day, so due 01-12 -> 01-13), completed 30 ms after 01-13.
+   * Coupons: C6 EXPIRED by the sweep 10 ms after its validity, C7 AVAILABLE past its validity (the
+   * sweep has not run), C8 valid for ever after, C9 locked by X3 past its validity and EXPIRED when
+   * X3 closed.
+   */
+  @Nested
+  class AfterPayment {
+    private static final String SHIPPED =
+        "'2025-01-02 00:00:00', 'SF', 'SF1001', '2025-01-12 00:00:00'";
+
+    @BeforeEach
+    void addLifecycle() {
+      schema.execute(
+          List.of(
+              "INSERT INTO coupons (coupon_id, owner_user_id, status, locked_by_order, valid_until, expired_at) VALUES"
+                  + " ('C6', 'u3', 'EXPIRED', NULL, '2025-01-03 00:00:00', '2025-01-03 00:00:00.010'),"
+                  + " ('C7', 'u3', 'AVAILABLE', NULL, '2025-01-03 00:00:00', NULL),"
+                  + " ('C8', 'u3', 'AVAILABLE', NULL, '2999-01-01 00:00:00', NULL),"
+                  + " ('C9', 'u3', 'EXPIRED', NULL, '2025-01-03 00:10:00', '2025-01-03 00:15:00.050')",
+              "INSERT INTO orders (order_id, user_id, status, amount_fen, coupon_id, request_hash, created_at, expire_at,"
+                  + " paid_at, closed_at, close_reason) VALUES"
+                  + " ('X3', 'u3', 'CLOSED', 100, 'C9', REPEAT('f', 64), '2025-01-03 00:00:00', '2025-01-03 00:15:00', NULL, '2025-01-03 00:15:00.050', 'TIMEOUT')",
+              "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at, expire_at, paid_at,"
+                  + " shipped_at, carrier, tracking_no, receive_due_at, receipt_extended_at, received_at, received_by,"
+                  + " complete_due_at, after_sale_opened_at, after_sales, completed_at) VALUES"
+                  + " ('S1', 'u3', 'SHIPPED', 100, REPEAT('1', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + SHIPPED
+                  + ", NULL, NULL, NULL, NULL, NULL, 0, NULL),"
+                  + " ('R1', 'u3', 'RECEIVED', 100, REPEAT('2', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + SHIPPED
+                  + ", NULL, '2025-01-12 00:00:00.020', 'AUTO', '2025-01-19 00:00:00.020', NULL, 0, NULL),"
+                  + " ('A1', 'u3', 'AFTER_SALE', 100, REPEAT('3', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + SHIPPED
+                  + ", NULL, '2025-01-05 00:00:00', 'USER', '2025-01-12 00:00:00', '2025-01-06 00:00:00', 1, NULL),"
+                  + " ('K1', 'u3', 'COMPLETED', 100, REPEAT('4', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + " '2025-01-02 00:00:00', 'SF', 'SF1004', '2025-01-15 00:00:00', '2025-01-03 00:00:00', '2025-01-05 00:00:00', 'USER',"
+                  + " '2025-01-13 00:00:00', NULL, 1, '2025-01-13 00:00:00.030')",
+              "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"
+                  + event("S1", "shipped", "{}", "2025-01-02 00:00:00")
+                  + ","
+                  + event("R1", "shipped", "{}", "2025-01-02 00:00:00")
+                  + ","
+                  + event(
+                      "R1",
+                      "received",
+                      "{\"receivedBy\":\"AUTO\",\"receiveDueAt\":1736640000000,\"completeDueAt\":1737244800020}",
+                      "2025-01-12 00:00:00.021")
+                  + ","
+                  + event("A1", "shipped", "{}", "2025-01-02 00:00:00")
+                  + ","
+                  + event("A1", "received", "{\"receivedBy\":\"USER\"}", "2025-01-05 00:00:00")
+                  + ","
+                  + event("A1", "after_sale_opened", "{}", "2025-01-06 00:00:00")
+                  + ","
+                  + event("K1", "shipped", "{}", "2025-01-02 00:00:00")
+                  + ","
+                  + event("K1", "receipt_extended", "{}", "2025-01-03 00:00:00")
+                  + ","
+                  + event("K1", "received", "{\"receivedBy\":\"USER\"}", "2025-01-05 00:00:00")
+                  + ","
+                  + event("K1", "after_sale_opened", "{}", "2025-01-06 00:00:00.001")
+                  + ","
+                  + event("K1", "after_sale_resolved", "{}", "2025-01-07 00:00:00.002")
+                  + ","
+                  + event(
+                      "K1",
+                      "completed",
+                      "{\"completeDueAt\":1736726400000}",
+                      "2025-01-13 00:00:00.031")));
+    }
+
+    @Test
+    void consistentLifeHasNoViolations() {
+      assertThat(checker.violations()).isEmpty();
+      assertThat(checker.withAfterSaleWindow(Duration.ofDays(7)).violations()).isEmpty();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("io.ordertimeout.embedded.InvariantCheckerTest#lifecycleViolations")
+    void violations(String description, String breakingSql, String expected) {
+      schema.execute(List.of(breakingSql));
+
+      List<String> violations = checker.violations();
+
+      assertThat(violations).as(description).contains(expected);
+      assertThatThrownBy(checker::assertHolds).hasMessageContaining(expected);
+    }
+
+    /**
+     * K1's resolution did not move its deadline: due 7 days after receipt although a request stayed
+     * open one day. Only a checker that knows the window sees it.
+     */
+    @Test
+    void suspensionIgnoredIsSeenWithTheWindow() {
+      schema.execute(
+          List.of(
+              "UPDATE orders SET complete_due_at = '2025-01-12 00:00:00',"
+                  + " completed_at = '2025-01-12 00:00:00.030' WHERE order_id = 'K1'",
+              "UPDATE outbox SET payload = '{\"completeDueAt\":1736640000000}',"
+                  + " committed_at = '2025-01-12 00:00:00.031' WHERE order_id = 'K1' AND event_type = 'completed'"));
+
+      assertThat(checker.violations()).isEmpty();
+      assertThat(checker.withAfterSaleWindow(Duration.ofDays(7)).violations())
+          .containsExactly(
+              "invariant 8: order K1 (COMPLETED) received at 2025-01-05 00:00:00 is due to complete at"
+                  + " 2025-01-12 00:00:00, 604800000 ms later, but the window 604800000 ms + 1 after-sale"
+                  + " request(s) stayed open 86400001 ms");
+    }
+
+    /** Without the window, open time longer than all the time granted is still caught. */
+    @Test
+    void suspensionShorterThanTheOpenTimeIsSeenWithoutTheWindow() {
+      schema.execute(
+          List.of(
+              "UPDATE outbox SET committed_at = '2025-01-20 00:00:00.001'"
+                  + " WHERE order_id = 'K1' AND event_type = 'after_sale_resolved'"));
+
+      assertThat(checker.violations())
+          .containsExactly(
+              "invariant 8: order K1 (COMPLETED) received at 2025-01-05 00:00:00 is due to complete at"
+                  + " 2025-01-13 00:00:00, 691200000 ms later, but 1 after-sale request(s) stayed open"
+                  + " 1209600000 ms");
+    }
+
+    @Test
+    void unexpiredCouponsOnlyWhenAsked() {
+      assertThat(checker.violations()).isEmpty();
+      assertThat(checker.unexpiredCoupons(Duration.ofMinutes(1)))
+          .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+          .startsWith("invariant 10: coupon C7 is still AVAILABLE ")
+          .endsWith(" ms after its valid_until 2025-01-03 00:00:00 (grace 60000 ms)");
+      // a grace longer than the time since C7's validity ended (2025-01-03) hides it
+      assertThat(checker.unexpiredCoupons(Duration.ofDays(365L * 100))).isEmpty();
+    }
+  }
+
+  static Stream<Arguments> lifecycleViolations() {
+    return Stream.of(
+        broken(
+            "shipped twice",
+            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"
+                + event("S1", "shipped", "{}", "2025-01-02 00:00:01"),
+            "invariant 6: order S1 (SHIPPED, after_sales 0) has outbox events shipped 2, receipt_extended 0,"
+                + " received 0, after_sale_opened 0, after_sale_resolved 0, completed 0"),
+        broken(
+            "extended twice",
+            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"
+                + event("K1", "receipt_extended", "{}", "2025-01-04 00:00:00"),
+            "invariant 6: order K1 (COMPLETED, after_sales 1) has outbox events shipped 1, receipt_extended 2,"
+                + " received 1, after_sale_opened 1, after_sale_resolved 1, completed 1"),
+        broken(
+            "received twice",
+            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"
+                + event("R1", "received", "{\"receivedBy\":\"USER\"}", "2025-01-12 00:00:01"),
+            "invariant 6: order R1 (RECEIVED, after_sales 0) has outbox events shipped 1, receipt_extended 0,"
+                + " received 2, after_sale_opened 0, after_sale_resolved 0, completed 0"),
+        broken(
+            "completed twice",
+            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"
+                + event("K1", "completed", "{}", "2025-01-13 00:00:01"),
+            "invariant 6: order K1 (COMPLETED, after_sales 1) has outbox events shipped 1, receipt_extended 1,"
+                + " received 1, after_sale_opened 1, after_sale_resolved 1, completed 2"),
+        broken(
+            "after_sales column ahead of the openings",
+            "UPDATE orders SET after_sales = 2 WHERE order_id = 'K1'",
+            "invariant 6: order K1 (COMPLETED, after_sales 2) has outbox events shipped 1, receipt_extended 1,"
+                + " received 1, after_sale_opened 1, after_sale_resolved 1, completed 1"),
+        broken(
+            "resolved without an opening",
+            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"
+                + event("R1", "after_sale_resolved", "{}", "2025-01-13 00:00:00"),
+            "invariant 6: order R1 (RECEIVED, after_sales 0) has outbox events shipped 1, receipt_extended 0,"
+                + " received 1, after_sale_opened 0, after_sale_resolved 1, completed 0"),
+        broken(
+            "received automatically before the deadline",
+            "UPDATE orders SET received_at = '2025-01-11 23:59:59.999' WHERE order_id = 'R1'",
+            "invariant 7: order R1 (RECEIVED) received AUTO at 2025-01-11 23:59:59.999, before its"
+                + " receive_due_at 2025-01-12 00:00:00"),
+        broken(
+            "automatic receipt event before the deadline",
+            "UPDATE outbox SET committed_at = '2025-01-11 23:59:59' WHERE order_id = 'R1' AND event_type = 'received'",
+            "invariant 7: order R1's AUTO received event (seq 3) committed at 1736639999000 ms, 1000 ms"
+                + " before its receiveDueAt 1736640000000"),
+        broken(
+            "completed before the deadline",
+            "UPDATE orders SET completed_at = '2025-01-12 23:59:59.999' WHERE order_id = 'K1'",
+            "invariant 7: order K1 completed at 2025-01-12 23:59:59.999, before its complete_due_at"
+                + " 2025-01-13 00:00:00"),
+        broken(
+            "completed event before the deadline",
+            "UPDATE outbox SET committed_at = '2025-01-12 23:59:59.500' WHERE order_id = 'K1' AND event_type = 'completed'",
+            "invariant 7: order K1's completed event (seq 12) committed at 1736726399500 ms, 500 ms before"
+                + " its completeDueAt 1736726400000"),
+        broken(
+            "completed with an after-sale open (columns)",
+            "UPDATE orders SET after_sale_opened_at = '2025-01-06 00:00:00' WHERE order_id = 'K1'",
+            "invariant 9: order K1 is COMPLETED with after_sale_opened_at set"),
+        broken(
+            "completed with an after-sale open (events)",
+            "DELETE FROM outbox WHERE order_id = 'K1' AND event_type = 'after_sale_resolved'",
+            "invariant 8: order K1 completed (seq 12) after 1 after-sale openings but 0 resolutions"),
+        broken(
+            "shipped without a tracking number",
+            "UPDATE orders SET tracking_no = NULL WHERE order_id = 'S1'",
+            "invariant 9: order S1 is SHIPPED with tracking_no missing"),
+        broken(
+            "shipped without a receipt deadline",
+            "UPDATE orders SET receive_due_at = NULL WHERE order_id = 'S1'",
+            "invariant 9: order S1 is SHIPPED with receive_due_at missing"),
+        broken(
+            "shipped order already received",
+            "UPDATE orders SET received_at = '2025-01-03 00:00:00', received_by = 'USER' WHERE order_id = 'S1'",
+            "invariant 9: order S1 is SHIPPED with received_at set, received_by set"),
+        broken(
+            "received without a completion deadline",
+            "UPDATE orders SET complete_due_at = NULL WHERE order_id = 'R1'",
+            "invariant 9: order R1 is RECEIVED with complete_due_at missing"),
+        broken(
+            "received order with completed_at",
+            "UPDATE orders SET completed_at = '2025-01-20 00:00:00' WHERE order_id = 'R1'",
+            "invariant 9: order R1 is RECEIVED with completed_at set"),
+        broken(
+            "after-sale without its opening time",
+            "UPDATE orders SET after_sale_opened_at = NULL WHERE order_id = 'A1'",
+            "invariant 9: order A1 is AFTER_SALE with after_sale_opened_at missing"),
+        broken(
+            "completed without completed_at",
+            "UPDATE orders SET completed_at = NULL WHERE order_id = 'K1'",
+            "invariant 9: order K1 is COMPLETED with completed_at missing"),
+        broken(
+            "paid order with shipping columns",
+            "UPDATE orders SET shipped_at = '2025-01-02 00:00:00', carrier = 'SF' WHERE order_id = 'P1'",
+            "invariant 9: order P1 is PAID with shipped_at set, carrier set"),
+        broken(
+            "unpaid order extended",
+            "UPDATE orders SET receipt_extended_at = '2025-01-02 00:00:00' WHERE order_id = 'U1'",
+            "invariant 9: order U1 is UNPAID with receipt_extended_at set"),
+        broken(
+            "closed order with after-sales",
+            "UPDATE orders SET after_sales = 1 WHERE order_id = 'X1'",
+            "invariant 9: order X1 is CLOSED with after_sales 1"),
+        broken(
+            "coupon expired before its validity",
+            "UPDATE coupons SET expired_at = '2025-01-02 23:59:59.999' WHERE coupon_id = 'C6'",
+            "invariant 10: coupon C6 is EXPIRED with valid_until 2025-01-03 00:00:00, expired_at"
+                + " 2025-01-02 23:59:59.999, locked_by_order null, held by 0 live order(s)"),
+        broken(
+            "coupon expired without a validity",
+            "UPDATE coupons SET valid_until = NULL WHERE coupon_id = 'C6'",
+            "invariant 10: coupon C6 is EXPIRED with valid_until null, expired_at 2025-01-03 00:00:00.010,"
+                + " locked_by_order null, held by 0 live order(s)"),
+        broken(
+            "coupon expired while an unpaid order holds it",
+            "UPDATE coupons SET status = 'EXPIRED', valid_until = '2025-01-01 00:00:00',"
+                + " expired_at = '2025-01-01 00:01:00' WHERE coupon_id = 'C1'",
+            "invariant 10: coupon C1 is EXPIRED with valid_until 2025-01-01 00:00:00, expired_at"
+                + " 2025-01-01 00:01:00, locked_by_order U1, held by 1 live order(s)"),
+        broken(
+            "available coupon with expired_at",
+            "UPDATE coupons SET expired_at = '2025-01-04 00:00:00' WHERE coupon_id = 'C8'",
+            "invariant 10: coupon C8 is AVAILABLE with valid_until 2999-01-01 00:00:00, expired_at"
+                + " 2025-01-04 00:00:00, locked_by_order null, held by 0 live order(s)"));
+  }
+
+  private static String event(String orderId, String type, String payload, String committedAt) {
+    return String.format(
+        " (UUID(), '%s', 'default', '%s', 1, '%s', '%s')", orderId, type, payload, committedAt);
   }
 
   private static Arguments broken(String description, String sql, String expected) {

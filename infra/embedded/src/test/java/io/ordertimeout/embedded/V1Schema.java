@@ -8,16 +8,23 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
-/** A fresh schema with the V1 tables, created by running shared's migration file over JDBC. */
+/**
+ * A fresh schema with every migration of shared applied in version order (V1 to the latest) over
+ * JDBC: the checker reads the V7 lifecycle columns and the V5 outbox. (The name is from when V1 was
+ * all there was.)
+ */
 final class V1Schema implements AutoCloseable {
 
   // Surefire runs with the module dir as working directory.
-  private static final Path V1 =
-      Path.of("../../shared/src/main/resources/db/migration/V1__orders_stock_coupons.sql");
+  private static final Path MIGRATIONS = Path.of("../../shared/src/main/resources/db/migration");
+  private static final Pattern VERSIONED = Pattern.compile("V(\\d+)__.*\\.sql");
   private static final Pattern STATEMENT_END = Pattern.compile(";\\s*$", Pattern.MULTILINE);
 
   private final EmbeddedServers servers;
@@ -50,13 +57,30 @@ final class V1Schema implements AutoCloseable {
     servers.dropSchema(name);
   }
 
+  private static int version(Path file) {
+    var m = VERSIONED.matcher(file.getFileName().toString());
+    if (!m.matches()) {
+      throw new IllegalArgumentException("not a versioned migration: " + file);
+    }
+    return Integer.parseInt(m.group(1));
+  }
+
   private static List<String> statements() {
-    try {
-      return Arrays.stream(STATEMENT_END.split(Files.readString(V1)))
-          .filter(chunk -> !chunk.replaceAll("(?m)^\\s*--.*$", "").isBlank())
-          .toList();
+    try (Stream<Path> files = Files.list(MIGRATIONS)) {
+      List<Path> ordered =
+          files
+              .filter(f -> VERSIONED.matcher(f.getFileName().toString()).matches())
+              .sorted(Comparator.comparingInt(V1Schema::version))
+              .toList();
+      List<String> statements = new ArrayList<>();
+      for (Path file : ordered) {
+        Arrays.stream(STATEMENT_END.split(Files.readString(file)))
+            .filter(chunk -> !chunk.replaceAll("(?m)^\\s*--.*$", "").isBlank())
+            .forEach(statements::add);
+      }
+      return statements;
     } catch (IOException e) {
-      throw new UncheckedIOException("could not read " + V1.toAbsolutePath(), e);
+      throw new UncheckedIOException("could not read " + MIGRATIONS.toAbsolutePath(), e);
     }
   }
 }

@@ -34,7 +34,11 @@ import java.util.function.Consumer;
  * The scripted demo: a mall backend and WeChat Pay working the local stack over HTTP. It places N
  * orders over the demo SKUs (a third of them with a line of the hot SKU), prepays some, has the
  * simulator pay most prepaid ones (some right at the deadline), cancels some, and lets the rest
- * time out; then it reads the outcome from the database and checks the invariants.
+ * time out; then it reads the outcome from the database and checks the invariants. Its second act
+ * ({@link DemoLife}) lives the paid orders' life after payment with the deadlines scaled to seconds
+ * ({@link #environment}): shipped, received by the user or automatically, extended once, an
+ * after-sale opened and resolved, completed automatically; coupons issued with a short validity
+ * expire, and one coupon locked by an order that times out expires when that order closes.
  */
 final class DemoScenario {
 
@@ -66,6 +70,25 @@ final class DemoScenario {
   }
 
   record Order(String orderId, int index, Plan plan) {}
+
+  /**
+   * The deadlines of the life after payment, scaled to seconds for the demo unless the caller's
+   * environment sets them: 3 s to receipt, 2 s more once extended, 3 s of after-sale window. The
+   * longest life (extended, received automatically, completed) then takes 8 s after shipping, and
+   * the user's calls 1 s after shipping or receipt keep 2 s clear of each deadline they race.
+   */
+  static final Map<String, String> SCALED_DEADLINES =
+      Map.of(
+          "OTC_RECEIPT_PERIOD", "PT3S",
+          "OTC_RECEIPT_EXTENSION", "PT2S",
+          "OTC_AFTER_SALE_WINDOW", "PT3S");
+
+  /** {@code environment} with {@link #SCALED_DEADLINES} where it does not set them. */
+  static Map<String, String> environment(Map<String, String> environment) {
+    Map<String, String> env = new java.util.HashMap<>(environment);
+    SCALED_DEADLINES.forEach(env::putIfAbsent);
+    return env;
+  }
 
   /** The client's answer to a payment: WeChat took it. */
   static final String PAY_SUCCESS = "WeChat SUCCESS";
@@ -174,6 +197,14 @@ final class DemoScenario {
   private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
   private final long started = System.nanoTime();
 
+  /**
+   * The coupon issued to the last TIMEOUT order, valid until just before that order's deadline:
+   * locked by the order past its validity, it must expire when the order closes.
+   */
+  private final String lockedCoupon;
+
+  private String lockedOrderId;
+
   DemoScenario(LocalStack stack, Settings settings, PrintStream out) {
     this.stack = stack;
     this.settings = settings;
@@ -181,10 +212,21 @@ final class DemoScenario {
     byte[] random = new byte[3];
     java.util.concurrent.ThreadLocalRandom.current().nextBytes(random);
     this.tag = "d" + HexFormat.of().formatHex(random);
+    this.lockedCoupon = tag + "-locked";
   }
 
   Report run() {
     List<Order> orders = plan();
+    // the last TIMEOUT order: placed once the stack is warm, so its POST answers well within the
+    // coupon's validity (the first POSTs of a cold stack on a loaded machine took over 3 s)
+    lockedOrderId =
+        orders.stream()
+            .filter(o -> o.plan() == Plan.TIMEOUT)
+            .map(Order::orderId)
+            .reduce((first, second) -> second)
+            .orElse(null);
+    // fails before any order is placed when the deadlines are not scaled to seconds
+    DemoLife life = new DemoLife(stack, tag);
     out.printf(
         "demo: %d orders (tag %s), timeout %d s, against %s%n",
         orders.size(), tag, settings.timeoutSeconds(), stack.apiUrl());
@@ -199,7 +241,42 @@ final class DemoScenario {
             .max(Instant::compareTo)
             .orElse(Instant.now());
     waitForCloses(lastDeadline.plus(GRACE));
-    return new DemoReport(stack, settings, orders, calls, views).build();
+
+    List<DemoLife.Order> lives = DemoLife.plan(paidOrders());
+    out.printf(
+        "life after payment: %d paid orders, receipt period %s, extension %s, after-sale window"
+            + " %s%n",
+        lives.size(),
+        life.periods().receiptPeriod(),
+        life.periods().receiptExtension(),
+        life.periods().afterSaleWindow());
+    life.live(lives, CLIENTS);
+    Instant lifeEnd = life.waitUntil();
+    progressUntil(
+        () -> life.settled(lives) || Instant.now().isAfter(lifeEnd), "life after payment");
+    return new DemoReport(stack, settings, orders, calls, views)
+        .withLife(life, lives, lockedCoupon, lockedOrderId)
+        .build();
+  }
+
+  /** This demo's PAID orders once the first act is over. */
+  private List<String> paidOrders() {
+    List<String> paid = new ArrayList<>();
+    try (java.sql.Connection c = stack.app().dataSource().getConnection();
+        java.sql.PreparedStatement ps =
+            c.prepareStatement(
+                "SELECT order_id FROM orders WHERE order_id LIKE ? AND status = 'PAID'")) {
+      ps.setString(1, tag + "-%");
+      try (java.sql.ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          paid.add(rs.getString(1));
+        }
+      }
+    } catch (java.sql.SQLException e) {
+      throw new io.ordertimeout.mysql.DataAccessException(
+          "could not read the paid orders", e, false);
+    }
+    return paid;
   }
 
   // ---- the script ----
@@ -257,7 +334,9 @@ final class DemoScenario {
       amount += 1_000L * quantity;
     }
     // each user's one coupon, on the user's first order when the index says so
-    if (order.index() < DemoCatalog.USERS && order.index() % 4 == 0) {
+    if (order.orderId().equals(lockedOrderId)) {
+      body.put("couponId", lockedCoupon);
+    } else if (order.index() < DemoCatalog.USERS && order.index() % 4 == 0) {
       body.put("couponId", DemoCatalog.coupon(order.index()));
     }
     return Json.write(body.put("amountFen", amount));
@@ -273,6 +352,18 @@ final class DemoScenario {
   }
 
   private void placeAndPlan(Order order) {
+    if (order.orderId().equals(lockedOrderId)) {
+      stack
+          .app()
+          .coupons()
+          .issue(
+              lockedCoupon,
+              io.ordertimeout.wechat.EnvironmentMerchantDirectory.DEFAULT_TENANT,
+              DemoCatalog.user(order.index() % DemoCatalog.USERS),
+              // valid for the order's timeout from before it is placed: the order's own deadline
+              // (placed + timeout) is later, so its close always finds the validity passed
+              Instant.now().plusSeconds(settings.timeoutSeconds()));
+    }
     place(order);
     ClientView placed = views.get(order.orderId());
     if (placed == null) {
@@ -361,12 +452,17 @@ final class DemoScenario {
   private void progress(String phase) {
     Map<String, Long> s = statuses();
     out.printf(
-        "[%6.1fs] %-30s unpaid %6d  paid %6d  closed %6d%n",
+        "[%6.1fs] %-30s unpaid %6d  paid %6d  closed %6d  shipped %4d  received %4d"
+            + "  after-sale %4d  completed %4d%n",
         (System.nanoTime() - started) / 1e9,
         phase,
         s.getOrDefault("UNPAID", 0L),
         s.getOrDefault("PAID", 0L),
-        s.getOrDefault("CLOSED", 0L));
+        s.getOrDefault("CLOSED", 0L),
+        s.getOrDefault("SHIPPED", 0L),
+        s.getOrDefault("RECEIVED", 0L),
+        s.getOrDefault("AFTER_SALE", 0L),
+        s.getOrDefault("COMPLETED", 0L));
   }
 
   // ---- HTTP ----

@@ -67,6 +67,8 @@ public final class Main {
     out.println("        serve every route and run every schedule of template.yaml until Ctrl-C");
     out.println("  demo  [--orders 2000] [--timeout 10] [--schedule-scale 1.0] [--seed 42]");
     out.println("        start the stack, run the scripted scenario over HTTP, print the report");
+    out.println(
+        "        then the paid orders' life after payment, deadlines scaled to seconds (README)");
     out.println("  smoke --api <ApiUrl> [--region R] [--profile P] [--sku sku-0000] [--wait 90]");
     out.println(
         "        SigV4-signed place, read, cancel of one real order, and the webhook's 401");
@@ -116,7 +118,8 @@ public final class Main {
             flags.intValue("orders", 2_000),
             flags.intValue("timeout", 10),
             flags.intValue("seed", 42));
-    try (LocalStack stack = LocalStack.start(options(flags, 0), System.getenv())) {
+    try (LocalStack stack =
+        LocalStack.start(options(flags, 0), DemoScenario.environment(System.getenv()))) {
       stack.describe(out);
       DemoScenario.Report report = new DemoScenario(stack, settings, out).run();
       report.print(out);

@@ -48,6 +48,34 @@ class DemoReportTest {
     return new Row("PAID", null, DEADLINE.toEpochMilli(), null);
   }
 
+  @Test
+  void aPayerTheSecondActMovedOnStillEndedPaid() {
+    List<Outcome> outcomes = asPlanned();
+    outcomes.set(
+        0,
+        outcome(
+            0,
+            Plan.PAY,
+            "200",
+            DemoScenario.PAY_SUCCESS,
+            EARLY,
+            new Row("COMPLETED", null, DEADLINE.toEpochMilli(), null)));
+    outcomes.set(
+        1,
+        outcome(
+            1,
+            Plan.PAY_AT_DEADLINE,
+            "200",
+            DemoScenario.PAY_SUCCESS,
+            DEADLINE.minusMillis(200),
+            new Row("AFTER_SALE", null, DEADLINE.toEpochMilli(), null)));
+
+    List<Check> checks = DemoReport.checks(outcomes, LAG_BOUND);
+
+    assertThat(checks).allMatch(Check::ok);
+    assertThat(checks.get(3).detail()).startsWith("2 of 2 payers ended PAID");
+  }
+
   private static Row closed(String reason, long closedAfterDeadlineMillis) {
     return new Row(
         "CLOSED",

@@ -19,12 +19,15 @@ class DemoTest {
     DemoScenario.Report report;
     try (LocalStack stack =
         LocalStack.start(
-            new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0), System.getenv())) {
+            new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0),
+            DemoScenario.environment(System.getenv()))) {
       report = new DemoScenario(stack, settings, out).run();
       report.print(out);
     }
 
     String printed = buffer.toString(StandardCharsets.UTF_8);
+    // the whole report in the build log: a failure names the check, this shows why
+    System.out.print(printed);
     assertThat(report.violations()).isEmpty();
     assertThat(report.failedChecks()).isEmpty();
     assertThat(report.checks())
@@ -37,7 +40,14 @@ class DemoTest {
             "cancels",
             "abandoners",
             "early",
-            "close lag");
+            "close lag",
+            "calls",
+            "lives",
+            "transitions",
+            "due times",
+            "life early",
+            "life lag",
+            "coupons");
     assertThat(printed.strip()).endsWith("invariants: OK\ndemo: OK");
     assertThat(printed)
         .contains("OK     placed      200 of 200 orders placed")
@@ -48,9 +58,21 @@ class DemoTest {
     assertThat(report.outcome("UNPAID")).isZero();
     assertThat(
             report.outcome("PAID")
+                + report.outcome("COMPLETED")
                 + report.outcome("CLOSED TIMEOUT")
                 + report.outcome("CLOSED USER_CANCEL"))
         .isEqualTo(200);
     assertThat(printed).contains("close lag (TIMEOUT closes");
+    // the second act: every plan of the life after payment had orders, every deadline kind fired
+    assertThat(report.outcome("COMPLETED")).isPositive();
+    assertThat(printed)
+        .containsPattern("OK     lives       ([1-9][0-9]*) of \\1 paid orders ended as planned")
+        .containsPattern("OK     transitions ([1-9][0-9]*) of \\1 paid orders wrote each planned")
+        .containsPattern(
+            "OK     life lag    auto receipt p99 [0-9]+ ms, auto complete p99 [0-9]+ ms,"
+                + " coupon expiry p99 [0-9]+ ms")
+        .contains("OK     coupons     16 of 16 coupons as planned")
+        .containsPattern("  plan (CONFIRM|AUTO_RECEIVE|EXTEND|AFTER_SALE|STAY_PAID) +[1-9]")
+        .containsPattern("  received by AUTO +([1-9][0-9]*) / \\1");
   }
 }
