@@ -7,8 +7,9 @@ import io.ordertimeout.payment.PrepayService;
 import io.ordertimeout.place.PlaceOrderService;
 
 /**
- * Everything the order HTTP API (place, get, cancel, prepay, events) calls, and nothing else: the
- * handler receives this instead of the whole wiring, so what it can reach is visible in one type.
+ * Everything the order HTTP API (place, get, cancel, prepay, events, the order's life after payment
+ * and coupons) calls, and nothing else: the handler receives this instead of the whole wiring, so
+ * what it can reach is visible in one type.
  */
 public record OrderApi(
     PlaceOrderRequests requests,
@@ -17,4 +18,5 @@ public record OrderApi(
     PrepayService prepays,
     OrderStore orders,
     Metrics metrics,
-    OrderTimeline timeline) {}
+    OrderTimeline timeline,
+    LifecycleRoutes lifecycle) {}

@@ -23,6 +23,7 @@ import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerNames;
 import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.http.AdminRoutes;
+import io.ordertimeout.http.LifecycleRoutes;
 import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.OrderTimeline;
 import io.ordertimeout.http.PaymentWebhook;
@@ -360,7 +361,8 @@ public final class Components implements AutoCloseable {
         prepays(),
         orders(),
         metrics,
-        new OrderTimeline(outbox));
+        new OrderTimeline(outbox),
+        new LifecycleRoutes(transitions, coupons, tx, time));
   }
 
   /** WeChat Pay's notification webhook's entry point. */

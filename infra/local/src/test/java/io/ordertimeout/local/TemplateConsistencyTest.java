@@ -77,6 +77,7 @@ class TemplateConsistencyTest {
           Map.entry("OTC_DEFAULT_TIMEOUT_SECONDS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_MAX_TIMEOUT_SECONDS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_SWEEP_BATCH", "tunable with a default (OtcConfig)"),
+          Map.entry("OTC_DEADLINE_BATCH", "tunable with a default (config.DeadlineSettings)"),
           Map.entry("OTC_CLAIM_LEASE_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_SWEEP_POLL_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_INVOCATION_MARGIN_MS", "tunable with a default (OtcConfig)"),

@@ -3,17 +3,22 @@ package io.ordertimeout.functions.orders;
 import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ordertimeout.aws.HttpApiHandler;
 import io.ordertimeout.aws.Invocation;
 import io.ordertimeout.cancel.CancelOrderService;
 import io.ordertimeout.domain.Order;
 import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.http.ApiError;
 import io.ordertimeout.http.HttpBodies;
+import io.ordertimeout.http.LifecycleRequests;
+import io.ordertimeout.http.LifecycleRoutes;
 import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.OrderViews;
 import io.ordertimeout.http.PlaceOrderRequests;
 import io.ordertimeout.http.PrepayRequests;
+import io.ordertimeout.lifecycle.IllegalTransition;
 import io.ordertimeout.mysql.DataAccessException;
 import io.ordertimeout.place.PlaceOrderService.Placed;
 import io.ordertimeout.util.Json;
@@ -36,6 +41,12 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code POST /orders/{id}/cancel}: request a cancellation (202 and a cancel_requested event
  *       for an UNPAID order; 200 if already CLOSED; 409 if PAID; 404)
  *   <li>{@code GET /orders/{id}/events}: the order's event timeline from the outbox (200; 404)
+ *   <li>{@code POST /orders/{id}/ship}, {@code /receipt}, {@code /receipt/extend}, {@code
+ *       /after-sale}, {@code /after-sale/resolve}: the order's life after payment (200 with {@code
+ *       changed}; 404; 409 ILLEGAL_TRANSITION with the current state or RECEIPT_ALREADY_EXTENDED;
+ *       400 bad input)
+ *   <li>{@code POST /coupons}: issue a coupon valid until a time (201; 200 identical retry; 409
+ *       COUPON_CONFLICT; 400); {@code GET /coupons/{id}} (200; 404)
  * </ul>
  */
 public final class OrderApiHandler extends HttpApiHandler {
@@ -46,9 +57,32 @@ public final class OrderApiHandler extends HttpApiHandler {
   static final String PREPAY = "POST /orders/{id}/prepay";
   static final String CANCEL = "POST /orders/{id}/cancel";
   static final String EVENTS = "GET /orders/{id}/events";
+  static final String SHIP = "POST /orders/{id}/ship";
+  static final String RECEIPT = "POST /orders/{id}/receipt";
+  static final String EXTEND_RECEIPT = "POST /orders/{id}/receipt/extend";
+  static final String OPEN_AFTER_SALE = "POST /orders/{id}/after-sale";
+  static final String RESOLVE_AFTER_SALE = "POST /orders/{id}/after-sale/resolve";
+  static final String ISSUE_COUPON = "POST /coupons";
+  static final String GET_COUPON = "GET /coupons/{id}";
 
-  /** Every route this function serves, as API Gateway's routeKey. */
-  static final List<String> ROUTE_KEYS = List.of(PLACE, GET, PREPAY, CANCEL, EVENTS);
+  /**
+   * Every route this function serves, as API Gateway's routeKey; template.yaml's
+   * OrderCreatedFunction declares exactly these (infra/local OrderRoutesTemplateTest).
+   */
+  public static final List<String> ROUTE_KEYS =
+      List.of(
+          PLACE,
+          GET,
+          PREPAY,
+          CANCEL,
+          EVENTS,
+          SHIP,
+          RECEIPT,
+          EXTEND_RECEIPT,
+          OPEN_AFTER_SALE,
+          RESOLVE_AFTER_SALE,
+          ISSUE_COUPON,
+          GET_COUPON);
 
   private final OrderApi api;
 
@@ -69,6 +103,15 @@ public final class OrderApiHandler extends HttpApiHandler {
       return route(event);
     } catch (ApiError e) {
       return respond(e.status(), Json.error(e.code(), e.getMessage()));
+    } catch (IllegalTransition e) {
+      // the current state as a field, so the mall backend need not parse the message
+      ApiError api = ApiError.from(e);
+      ObjectNode body = Json.object();
+      body.putObject("error")
+          .put("code", api.code())
+          .put("message", api.getMessage())
+          .put("status", e.current().name());
+      return respond(api.status(), Json.write(body));
     } catch (OrderRejected e) {
       ApiError api = ApiError.from(e);
       return respond(api.status(), Json.error(api.code(), api.getMessage()));
@@ -101,6 +144,14 @@ public final class OrderApiHandler extends HttpApiHandler {
       case PREPAY -> prepay(event, pathId(event));
       case CANCEL -> cancel(pathId(event));
       case EVENTS -> respond(200, api.timeline().answer(pathId(event)));
+      case SHIP -> answer(api.lifecycle().ship(pathId(event), body(event)));
+      case RECEIPT -> answer(api.lifecycle().confirmReceipt(pathId(event), body(event)));
+      case EXTEND_RECEIPT -> answer(api.lifecycle().extendReceipt(pathId(event), body(event)));
+      case OPEN_AFTER_SALE -> answer(api.lifecycle().openAfterSale(pathId(event), body(event)));
+      case RESOLVE_AFTER_SALE ->
+          answer(api.lifecycle().resolveAfterSale(pathId(event), body(event)));
+      case ISSUE_COUPON -> answer(api.lifecycle().issueCoupon(body(event)));
+      case GET_COUPON -> answer(api.lifecycle().coupon(couponPathId(event)));
       default -> throw unrouted(routeKey, event);
     };
   }
@@ -154,7 +205,28 @@ public final class OrderApiHandler extends HttpApiHandler {
         api.orders()
             .find(orderId)
             .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
-    return respond(200, Json.write(OrderViews.of(order)));
+    ObjectNode view = OrderViews.of(order);
+    if (order.status().paid() && order.status() != OrderStatus.PAID) {
+      // shipped or later: the lifecycle fields too (one more read, only for these orders)
+      api.lifecycle()
+          .lifecycle(orderId)
+          .ifPresent(life -> LifecycleRoutes.putLifecycle(view, life));
+    }
+    return respond(200, Json.write(view));
+  }
+
+  private static byte[] body(APIGatewayV2HTTPEvent event) {
+    return HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
+  }
+
+  private static APIGatewayV2HTTPResponse answer(LifecycleRoutes.Answer answer) {
+    return respond(answer.status(), answer.body());
+  }
+
+  /** The {id} path parameter of a coupon route; absent or malformed: 400 INVALID_COUPON_ID. */
+  private static String couponPathId(APIGatewayV2HTTPEvent event) {
+    Map<String, String> params = event.getPathParameters();
+    return LifecycleRequests.couponIdFromPath(params == null ? null : params.get("id"));
   }
 
   /** The {id} path parameter; absent or malformed: 400 INVALID_ORDER_ID. */
