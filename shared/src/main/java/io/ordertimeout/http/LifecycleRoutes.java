@@ -1,10 +1,7 @@
 package io.ordertimeout.http;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.ordertimeout.domain.OrderRejected;
-import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.lifecycle.Coupons;
-import io.ordertimeout.lifecycle.IllegalTransition;
 import io.ordertimeout.lifecycle.OrderLifecycle;
 import io.ordertimeout.lifecycle.Transition;
 import io.ordertimeout.lifecycle.Transitions;
@@ -59,24 +56,12 @@ public final class LifecycleRoutes {
   }
 
   /**
-   * {@code POST /orders/{id}/receipt/extend}: the one extension. Transitions answers a refusal of
-   * this SHIPPED -> SHIPPED transition as RECEIPT_ALREADY_EXTENDED whatever the state; an order
-   * that is not SHIPPED is answered here as the illegal transition it is (409 ILLEGAL_TRANSITION
-   * with its state), so the mall backend can tell "too late, it moved on" from "extended already".
+   * {@code POST /orders/{id}/receipt/extend}: the one extension; 409 RECEIPT_ALREADY_EXTENDED for a
+   * second one, 409 ILLEGAL_TRANSITION for an order that is not SHIPPED.
    */
   public Answer extendReceipt(String orderId, byte[] body) {
     LifecycleRequests.noInput(body);
-    try {
-      return apply(Transition.EXTEND_RECEIPT, orderId, Map.of());
-    } catch (OrderRejected e) {
-      if (e.code() == OrderRejected.Code.RECEIPT_ALREADY_EXTENDED) {
-        OrderStatus now = lifecycle(orderId).map(OrderLifecycle::status).orElse(null);
-        if (now != null && now != Transition.EXTEND_RECEIPT.from()) {
-          throw new IllegalTransition(orderId, Transition.EXTEND_RECEIPT, now);
-        }
-      }
-      throw e;
-    }
+    return apply(Transition.EXTEND_RECEIPT, orderId, Map.of());
   }
 
   /** {@code POST /orders/{id}/after-sale}: RECEIVED -> AFTER_SALE; completion is suspended. */
@@ -87,17 +72,11 @@ public final class LifecycleRoutes {
 
   /**
    * {@code POST /orders/{id}/after-sale/resolve}: AFTER_SALE -> RECEIVED; completion resumes. A
-   * RECEIVED order that never had a request open is not a retry: Transitions answers it unchanged
-   * (its to-state), this answers it 409 ILLEGAL_TRANSITION.
+   * RECEIVED order that never had a request open is 409 ILLEGAL_TRANSITION, not a retry.
    */
   public Answer resolveAfterSale(String orderId, byte[] body) {
     LifecycleRequests.noInput(body);
-    Transitions.Outcome outcome =
-        transitions.applyRoute(Transition.RESOLVE_AFTER_SALE, orderId, Map.of());
-    if (!outcome.changed() && outcome.order().afterSales() == 0) {
-      throw new IllegalTransition(orderId, Transition.RESOLVE_AFTER_SALE, outcome.order().status());
-    }
-    return answer(outcome);
+    return apply(Transition.RESOLVE_AFTER_SALE, orderId, Map.of());
   }
 
   /**

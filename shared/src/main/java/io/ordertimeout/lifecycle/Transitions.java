@@ -14,7 +14,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -88,8 +87,8 @@ public final class Transitions {
     if (!batch.applied().isEmpty()) {
       return new Outcome(now, true);
     }
-    if (t.from() == t.to()) {
-      // a guard refused it (the one-extension rule)
+    if (t.from() == t.to() && now.status() == t.from()) {
+      // in its state, so the guard refused it (the one-extension rule)
       throw new OrderRejected(
           OrderRejected.Code.RECEIPT_ALREADY_EXTENDED,
           "order "
@@ -97,7 +96,10 @@ public final class Transitions {
               + " had its receipt deadline extended already; it is due at "
               + now.receiveDueAt());
     }
-    if (now.status() == t.to() && sameInputs(now, inputs)) {
+    if (now.status() == t.to()
+        && t.from() != t.to()
+        && sameInputs(now, inputs)
+        && happened(t, now)) {
       return new Outcome(now, false);
     }
     throw new IllegalTransition(orderId, t, now.status());
@@ -251,7 +253,8 @@ public final class Transitions {
         t.cancels().ifPresent(kind -> timers.remove(kind, batch.applied().keySet()));
         if (t.schedules().isPresent()) {
           DeadlineKind kind = t.schedules().get();
-          timers.scheduleAll(kind, dueTimes(kind, batch.applied().keySet()));
+          List<String> ids = new ArrayList<>(batch.applied().keySet());
+          timers.scheduleAll(kind, tx.read("read due times", c -> DueColumns.read(c, kind, ids)));
         }
       }
       if (t.deadline().isPresent()) {
@@ -277,9 +280,12 @@ public final class Transitions {
     }
   }
 
-  private Map<String, Long> dueTimes(DeadlineKind kind, Collection<String> ids) {
-    return tx.read(
-        "read " + kind.label() + " deadlines", c -> DueColumns.read(c, kind, new ArrayList<>(ids)));
+  /**
+   * Whether an order in the transition's to-state got there by it, so the request is a retry: a
+   * RECEIVED order that never had an after-sale was not resolved, and resolving it is illegal.
+   */
+  private static boolean happened(Transition t, OrderLifecycle order) {
+    return t != Transition.RESOLVE_AFTER_SALE || order.afterSales() > 0;
   }
 
   private static boolean sameInputs(OrderLifecycle order, Map<Transition.Param, String> inputs) {
