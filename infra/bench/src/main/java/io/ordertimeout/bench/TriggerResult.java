@@ -1,0 +1,28 @@
+package io.ordertimeout.bench;
+
+/**
+ * One engine's drain: {@code seconds} from the first due instant (or the workers' start, whichever
+ * is later) to the last delivery, and the merged tally of its workers.
+ */
+record TriggerResult(
+    String engine,
+    String description,
+    TriggerPlan plan,
+    double seconds,
+    TriggerTally tally,
+    long keysLeft) {
+  long distinct() {
+    return tally.seen.cardinality();
+  }
+
+  double perSecond() {
+    return tally.delivered / seconds;
+  }
+
+  boolean exactlyOnce() {
+    return tally.delivered == plan.timers()
+        && distinct() == plan.timers()
+        && tally.duplicates == 0
+        && tally.foreign == 0;
+  }
+}
