@@ -5,7 +5,10 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The timer engine's trigger rate alone, no database: N timers seeded into each engine, then
@@ -44,6 +47,7 @@ public final class TriggerBench {
       int spreadSeconds,
       int redissonQueues,
       int warmup,
+      int rounds,
       long maxDrainMs,
       List<String> engines) {
     static Settings parse(String[] args) {
@@ -53,7 +57,8 @@ public final class TriggerBench {
           intArg(args, "--batch", 1_000),
           intArg(args, "--spread-seconds", 0),
           intArg(args, "--redisson-queues", 16),
-          intArg(args, "--warmup", 20_000),
+          intArg(args, "--warmup", 50_000),
+          intArg(args, "--rounds", 1),
           intArg(args, "--max-drain-seconds", 600) * 1_000L,
           List.of(
               stringArg(args, "--engines", "otc,otc-pipelined,otc-bigchunk,redisson").split(",")));
@@ -71,37 +76,82 @@ public final class TriggerBench {
     System.exit(ok ? 0 : 1);
   }
 
+  /**
+   * Each round runs every engine in order (rounds alternate the order, so no engine always runs
+   * first on a warming JVM), after one warm-up drain per engine whose seeding speed sets how long
+   * the measured seeding may take.
+   */
   static List<TriggerResult> run(Settings s, EmbeddedServers servers) throws Exception {
-    List<TriggerResult> results = new ArrayList<>();
+    Map<String, Double> seedMicros = new HashMap<>();
     for (String name : s.engines()) {
+      seedMicros.put(name, name.startsWith("redisson") ? 150.0 : 20.0);
       if (s.warmup() > 0) {
         // JIT and connection warm-up on the same code path, so the first engine does not pay it
-        measure(name, s, servers, Math.min(s.warmup(), s.timers()), 0);
+        Measured warm = measure(name, s, servers, Math.min(s.warmup(), s.timers()), 0, seedMicros);
+        seedMicros.put(name, warm.seedMicrosPerTimer());
       }
-      results.add(measure(name, s, servers, s.timers(), s.spreadSeconds()));
+    }
+    List<TriggerResult> results = new ArrayList<>();
+    for (int round = 0; round < s.rounds(); round++) {
+      List<String> order = new ArrayList<>(s.engines());
+      if (round % 2 == 1) {
+        Collections.reverse(order);
+      }
+      for (String name : order) {
+        results.add(measure(name, s, servers, s.timers(), s.spreadSeconds(), seedMicros).result());
+      }
     }
     return results;
   }
 
-  private static TriggerResult measure(
-      String name, Settings s, EmbeddedServers servers, int timers, int spreadSeconds)
+  private record Measured(TriggerResult result, double seedMicrosPerTimer) {}
+
+  private static Measured measure(
+      String name,
+      Settings s,
+      EmbeddedServers servers,
+      int timers,
+      int spreadSeconds,
+      Map<String, Double> seedMicros)
       throws Exception {
     TriggerPlan plan =
         new TriggerPlan(timers, s.workers(), s.batch(), 0, spreadSeconds * 1_000L, s.maxDrainMs());
     String prefix = servers.newKeyPrefix("trigger-" + name);
     try (TriggerEngine engine = engine(name, s, servers.redisUri(), prefix)) {
-      // The first due instant comes after seeding, so no engine moves timers while it is seeded
-      // (Redisson's transfer task would) and the lag counts from real due times.
-      long lead = 1_000 + (long) timers * (name.startsWith("redisson") ? 60 : 8) / 1_000;
-      plan = plan.withDueAt0(System.currentTimeMillis() + lead);
+      // The first due instant comes after seeding (twice the seeding time measured at warm-up,
+      // plus 1 s), so no engine moves timers while it is seeded (Redisson's transfer task would)
+      // and the lag counts from real due times; an overrun is printed and shown in the table.
+      long lead = 1_000 + (long) (2 * timers * seedMicros.get(name) / 1_000);
+      long seedStart = System.currentTimeMillis();
+      plan = plan.withDueAt0(seedStart + lead);
       engine.seed(plan);
-      long overrun = System.currentTimeMillis() - plan.dueAt0();
+      long seedEnd = System.currentTimeMillis();
+      long overrun = Math.max(0, seedEnd - plan.dueAt0());
       if (overrun > 0) {
         System.out.printf(
             "%s: seeding %,d timers overran the first due instant by %d ms%n",
             name, timers, overrun);
       }
-      return engine.drain(plan);
+      TriggerResult r;
+      try (RedisServerStats stats = new RedisServerStats(servers.redisUri())) {
+        stats.start();
+        r = engine.drain(plan).withSeedOverrunMs(overrun).withRedisCpuSeconds(stats.cpuSeconds());
+        if (timers == s.timers()) {
+          System.out.printf(
+              "%s: %,.0f triggers/s (%,d in %.2f s), Redis CPU %.2f s (%.2f us/timer),"
+                  + " exactly once: %s, load %s%n  redis: %s%n",
+              name,
+              r.perSecond(),
+              r.tally().delivered,
+              r.seconds(),
+              r.redisCpuSeconds(),
+              r.redisCpuSeconds() * 1e6 / timers,
+              r.exactlyOnce(),
+              loadAverage(),
+              stats.commands(timers));
+        }
+      }
+      return new Measured(r, (seedEnd - seedStart) * 1_000.0 / timers);
     }
   }
 
@@ -124,15 +174,15 @@ public final class TriggerBench {
     out.append(
         "| engine | timers | workers | batch | spread s | delivered | distinct | dup | keys left |"
             + " s | triggers/s | vs seed 24,500 | vs goal 100,000 | claim p50 us | p99 us |"
-            + " lag p50 ms | p99 ms | max ms |\n");
+            + " lag p50 ms | p99 ms | max ms | Redis CPU us/timer | seed overran ms |\n");
     out.append(
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (TriggerResult r : results) {
       TriggerTally t = r.tally();
       out.append(
           String.format(
               "| %s | %d | %d | %d | %d | %d | %d | %d | %d | %.2f | %,.0f | %.2fx | %.2fx | %d |"
-                  + " %d | %d | %d | %d |%n",
+                  + " %d | %d | %d | %d | %.2f | %d |%n",
               r.engine(),
               r.plan().timers(),
               r.plan().workers(),
@@ -150,12 +200,18 @@ public final class TriggerBench {
               t.callMicros.getValueAtPercentile(99),
               t.lagMillis.getValueAtPercentile(50),
               t.lagMillis.getValueAtPercentile(99),
-              t.lagMillis.getMaxValue()));
+              t.lagMillis.getMaxValue(),
+              r.redisCpuSeconds() * 1e6 / r.plan().timers(),
+              r.seedOverrunMs()));
     }
-    for (TriggerResult r : results) {
+    for (TriggerResult r : results.subList(0, results.size() / Math.max(1, rounds(results)))) {
       out.append("- ").append(r.engine()).append(": ").append(r.description()).append('\n');
     }
     return out.toString();
+  }
+
+  private static int rounds(List<TriggerResult> results) {
+    return (int) results.stream().filter(r -> r.engine().equals(results.get(0).engine())).count();
   }
 
   static String loadAverage() {

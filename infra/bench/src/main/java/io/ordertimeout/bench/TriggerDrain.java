@@ -75,7 +75,9 @@ final class TriggerDrain {
           plan,
           Math.max(1, end - start) / 1e9,
           total,
-          engine.keysLeft());
+          engine.keysLeft(),
+          0,
+          0);
     } finally {
       pool.shutdownNow();
     }

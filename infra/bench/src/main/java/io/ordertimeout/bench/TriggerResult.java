@@ -10,7 +10,19 @@ record TriggerResult(
     TriggerPlan plan,
     double seconds,
     TriggerTally tally,
-    long keysLeft) {
+    long keysLeft,
+    long seedOverrunMs,
+    double redisCpuSeconds) {
+  TriggerResult withSeedOverrunMs(long ms) {
+    return new TriggerResult(
+        engine, description, plan, seconds, tally, keysLeft, ms, redisCpuSeconds);
+  }
+
+  TriggerResult withRedisCpuSeconds(double cpu) {
+    return new TriggerResult(
+        engine, description, plan, seconds, tally, keysLeft, seedOverrunMs, cpu);
+  }
+
   long distinct() {
     return tally.seen.cardinality();
   }
