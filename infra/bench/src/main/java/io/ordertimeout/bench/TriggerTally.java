@@ -20,6 +20,9 @@ final class TriggerTally {
   long early;
   long calls;
 
+  /** Calls that failed (a Redis timeout) and were retried by the next pass. */
+  long errors;
+
   /** Records a claim call's latency, in microseconds. */
   void call(long nanos) {
     calls++;
@@ -56,6 +59,7 @@ final class TriggerTally {
     foreign += other.foreign;
     early += other.early;
     calls += other.calls;
+    errors += other.errors;
     callMicros.add(other.callMicros);
     lagMillis.add(other.lagMillis);
   }

@@ -25,11 +25,8 @@ class TriggerBenchTest {
   void timersDueOverTimeAreDeliveredExactlyOnceAndNeverEarly() throws Exception {
     List<TriggerResult> results = run("2");
 
+    // with due times 1 ms apart, early == 0 in assertExactlyOnce is the never-early check
     assertExactlyOnce(results);
-    for (TriggerResult r : results) {
-      // spread over 2 s: the last timer is due 2 s after the first, so the drain took that long
-      assertThat(r.seconds()).as(r.engine()).isGreaterThanOrEqualTo(1.9);
-    }
   }
 
   private static List<TriggerResult> run(String spreadSeconds) throws Exception {
