@@ -27,8 +27,9 @@ import java.util.concurrent.TimeUnit;
  * {@code pipelined}: the same script body, but a worker sends the claims of all its shards at once
  * (Lettuce async, one connection), then the ZREMs of everything they returned at once: two round
  * trips per pass instead of two per shard. The sweep could do the same (its pass already claims
- * every held shard before closing). A script other than {@code claimDue-1} is a bench-only copy
- * ({@code src/main/resources/trigger/}) measured against it.
+ * every held shard before closing). The pipelined engines run bench copies of the script ({@code
+ * src/main/resources/trigger/}): {@code claimDue-1.lua} verbatim as measured (main has since
+ * replaced it with the per-kind claimDue-2), and variants measured against it.
  */
 final class LeaseClaimEngine implements TriggerEngine {
   /** The sweep's default claim lease: a claimed timer stays hidden this long. */
@@ -47,7 +48,7 @@ final class LeaseClaimEngine implements TriggerEngine {
   private final String sha;
 
   /**
-   * @param scriptResource the claim script on the classpath, e.g. {@code /redis/claimDue-1.lua};
+   * @param scriptResource the claim script on the classpath, e.g. {@code /trigger/claimDue-1.lua};
    *     only used when {@code pipelined} (sync runs {@link TimerIndex#claimDue} itself)
    */
   @SuppressWarnings("unchecked")

@@ -160,9 +160,9 @@ public final class TriggerBench {
 
   static TriggerEngine engine(String name, Settings s, String redisUri, String prefix) {
     return switch (name) {
-      case "otc" -> new LeaseClaimEngine(name, redisUri, prefix, false, "/redis/claimDue-1.lua");
+      case "otc" -> new LeaseClaimEngine(name, redisUri, prefix, false, "/trigger/claimDue-1.lua");
       case "otc-pipelined" ->
-          new LeaseClaimEngine(name, redisUri, prefix, true, "/redis/claimDue-1.lua");
+          new LeaseClaimEngine(name, redisUri, prefix, true, "/trigger/claimDue-1.lua");
       case "otc-bigchunk" ->
           new LeaseClaimEngine(name, redisUri, prefix, true, "/trigger/claimDue-bigchunk.lua");
       case "redisson" -> new RedissonDelayedEngine(redisUri, prefix, s.redissonQueues());
