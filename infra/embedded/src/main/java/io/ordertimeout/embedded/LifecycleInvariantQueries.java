@@ -236,9 +236,10 @@ final class LifecycleInvariantQueries {
               GROUP BY op.order_id) p ON p.order_id = o.order_id
         WHERE o.received_at IS NOT NULL AND o.complete_due_at IS NOT NULL
           AND TIMESTAMPDIFF(MICROSECOND, o.received_at, o.complete_due_at) DIV 1000
-              < %d + p.open_ms - %d
+              < {window} + p.open_ms - {slack}
         ORDER BY o.order_id"""
-            .formatted(windowMs, RESOLVE_STAMP_SLACK_MS);
+            .replace("{window}", Long.toString(windowMs))
+            .replace("{slack}", Long.toString(RESOLVE_STAMP_SLACK_MS));
     String required = afterSaleWindow == null ? "" : "the window " + windowMs + " ms + ";
     return new Check(
         "8 after-sale suspension honoured",
@@ -292,14 +293,14 @@ final class LifecycleInvariantQueries {
                COALESCE(h.live, 0) AS live
         FROM coupons c
         LEFT JOIN (SELECT coupon_id, COUNT(*) AS live FROM orders
-                   WHERE coupon_id IS NOT NULL AND status IN (%s)
+                   WHERE coupon_id IS NOT NULL AND status IN ({live})
                    GROUP BY coupon_id) h ON h.coupon_id = c.coupon_id
         WHERE (c.status = 'EXPIRED'
                AND (c.valid_until IS NULL OR c.expired_at IS NULL OR c.expired_at < c.valid_until
                     OR c.locked_by_order IS NOT NULL OR COALESCE(h.live, 0) > 0))
            OR (c.status <> 'EXPIRED' AND c.expired_at IS NOT NULL)
         ORDER BY c.coupon_id"""
-            .formatted(LIVE),
+            .replace("{live}", LIVE),
         row ->
             String.format(
                 "invariant 10: coupon %s is %s with valid_until %s, expired_at %s,"
@@ -324,9 +325,9 @@ final class LifecycleInvariantQueries {
         SELECT coupon_id, valid_until,
                TIMESTAMPDIFF(MICROSECOND, valid_until, UTC_TIMESTAMP(3)) DIV 1000 AS overdue_ms
         FROM coupons
-        WHERE status = 'AVAILABLE' AND valid_until < UTC_TIMESTAMP(3) - INTERVAL %d MICROSECOND
+        WHERE status = 'AVAILABLE' AND valid_until < UTC_TIMESTAMP(3) - INTERVAL {grace} MICROSECOND
         ORDER BY coupon_id"""
-            .formatted(grace.toNanos() / 1_000),
+            .replace("{grace}", Long.toString(grace.toNanos() / 1_000)),
         row ->
             String.format(
                 "invariant 10: coupon %s is still AVAILABLE %d ms after its valid_until %s"
