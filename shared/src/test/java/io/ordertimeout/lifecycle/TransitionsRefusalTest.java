@@ -13,9 +13,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A route's transition asked of an order in a state it does not leave from is 409
- * ILLEGAL_TRANSITION with that state, whatever the transition's shape: an extension of a PAID
- * order is not "extended already", and resolving an after-sale that was never opened is not a
- * retry. (Both failed on the first version of Transitions.)
+ * ILLEGAL_TRANSITION with that state, whatever the transition's shape: an extension of a PAID order
+ * is not "extended already", and resolving an after-sale that was never opened is not a retry.
+ * (Both failed on the first version of Transitions.)
  */
 class TransitionsRefusalTest {
   private TestStack stack;
