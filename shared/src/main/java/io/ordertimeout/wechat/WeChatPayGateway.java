@@ -47,7 +47,14 @@ public final class WeChatPayGateway implements PaymentGateway {
   private final GatewaySettings settings;
   private final OkHttpClient okHttp;
   private final NotificationReader notifications;
-  private final ConcurrentMap<String, TenantClients> tenants = new ConcurrentHashMap<>();
+
+  /**
+   * Keyed by the merchant account, not the tenant id: a single-merchant directory answers one
+   * account for any tenant id, and ids come from a public URL, so a cache per id would grow with
+   * whatever ids a prober sends.
+   */
+  private final ConcurrentMap<MerchantCredentials, TenantClients> merchants =
+      new ConcurrentHashMap<>();
 
   public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
     this(directory, clock, GatewaySettings.production());
@@ -77,7 +84,7 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
     TenantClients tenant = clients(tenantId);
-    PrepayRequest request = prepayRequest(tenant.credentials(), command);
+    PrepayRequest request = prepayRequest(tenantId, tenant.credentials(), command);
     PrepayWithRequestPaymentResponse r =
         call(
             tenantId,
@@ -93,13 +100,14 @@ public final class WeChatPayGateway implements PaymentGateway {
         r.getPaySign());
   }
 
-  private static PrepayRequest prepayRequest(MerchantCredentials merchant, PrepayCommand command) {
+  private static PrepayRequest prepayRequest(
+      String tenantId, MerchantCredentials merchant, PrepayCommand command) {
     PrepayRequest request = new PrepayRequest();
     request.setAppid(merchant.appid());
     request.setMchid(merchant.mchid());
     request.setDescription(command.description());
     request.setOutTradeNo(command.outTradeNo());
-    request.setNotifyUrl(merchant.notifyUrl());
+    request.setNotifyUrl(merchant.notifyUrlFor(tenantId));
     request.setTimeExpire(rfc3339(command.timeExpire()));
     Amount amount = new Amount();
     amount.setTotal(Math.toIntExact(command.amountFen()));
@@ -245,12 +253,27 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public PaymentNotification parseNotification(
       String tenantId, Map<String, String> headers, String body) {
-    return notifications.read(tenantId, clients(tenantId), headers, body);
+    return notifications.read(tenantId, () -> notificationClients(tenantId), headers, body);
+  }
+
+  /** The tenant id came from the webhook's URL: one without a merchant is UNKNOWN_TENANT. */
+  private TenantClients notificationClients(String tenantId) {
+    MerchantCredentials merchant;
+    try {
+      merchant = directory.forTenant(tenantId);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidNotificationException(
+          InvalidNotificationException.Reason.UNKNOWN_TENANT, tenantId, e.getMessage(), e);
+    }
+    return clientsOf(merchant);
   }
 
   private TenantClients clients(String tenantId) {
-    return tenants.computeIfAbsent(
-        tenantId, id -> TenantClients.build(directory.forTenant(id), okHttp, settings));
+    return clientsOf(directory.forTenant(tenantId));
+  }
+
+  private TenantClients clientsOf(MerchantCredentials merchant) {
+    return merchants.computeIfAbsent(merchant, m -> TenantClients.build(m, okHttp, settings));
   }
 
   /**
