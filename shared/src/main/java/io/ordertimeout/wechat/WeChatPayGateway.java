@@ -21,8 +21,6 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import okhttp3.ConnectionPool;
@@ -43,18 +41,8 @@ public final class WeChatPayGateway implements PaymentGateway {
    */
   private static final int KEEP_ALIVE_SECONDS = 7;
 
-  private final MerchantDirectory directory;
-  private final GatewaySettings settings;
-  private final OkHttpClient okHttp;
+  private final MerchantClients merchants;
   private final NotificationReader notifications;
-
-  /**
-   * Keyed by the merchant account, not the tenant id: a single-merchant directory answers one
-   * account for any tenant id, and ids come from a public URL, so a cache per id would grow with
-   * whatever ids a prober sends.
-   */
-  private final ConcurrentMap<MerchantCredentials, TenantClients> merchants =
-      new ConcurrentHashMap<>();
 
   public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
     this(directory, clock, GatewaySettings.production());
@@ -64,10 +52,11 @@ public final class WeChatPayGateway implements PaymentGateway {
    * @param settings with a base URL override, every request goes there (the simulator)
    */
   public WeChatPayGateway(MerchantDirectory directory, Clock clock, GatewaySettings settings) {
-    this.directory = Objects.requireNonNull(directory, "directory");
-    this.settings = Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(settings, "settings");
+    this.merchants =
+        new MerchantClients(
+            Objects.requireNonNull(directory, "directory"), okHttp(settings), settings);
     this.notifications = new NotificationReader(Objects.requireNonNull(clock, "clock"));
-    this.okHttp = okHttp(settings);
   }
 
   private static OkHttpClient okHttp(GatewaySettings settings) {
@@ -253,27 +242,11 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public PaymentNotification parseNotification(
       String tenantId, Map<String, String> headers, String body) {
-    return notifications.read(tenantId, () -> notificationClients(tenantId), headers, body);
-  }
-
-  /** The tenant id came from the webhook's URL: one without a merchant is UNKNOWN_TENANT. */
-  private TenantClients notificationClients(String tenantId) {
-    MerchantCredentials merchant;
-    try {
-      merchant = directory.forTenant(tenantId);
-    } catch (IllegalArgumentException e) {
-      throw new InvalidNotificationException(
-          InvalidNotificationException.Reason.UNKNOWN_TENANT, tenantId, e.getMessage(), e);
-    }
-    return clientsOf(merchant);
+    return notifications.read(tenantId, () -> merchants.forNotification(tenantId), headers, body);
   }
 
   private TenantClients clients(String tenantId) {
-    return clientsOf(directory.forTenant(tenantId));
-  }
-
-  private TenantClients clientsOf(MerchantCredentials merchant) {
-    return merchants.computeIfAbsent(merchant, m -> TenantClients.build(m, okHttp, settings));
+    return merchants.forTenant(tenantId);
   }
 
   /**
