@@ -1,6 +1,7 @@
 package io.ordertimeout.payment;
 
 import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.wechat.InvalidNotificationException;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentNotification;
 import io.ordertimeout.wechat.TradeState;
@@ -54,7 +55,7 @@ public final class NotificationService {
    * @throws PaymentMismatchException unknown order, amount or tenant mismatch
    */
   public Result handle(String tenantId, Map<String, String> headers, String body) {
-    PaymentNotification n = gateway.parseNotification(tenantId, headers, body);
+    PaymentNotification n = parse(tenantId, headers, body);
     if (!"TRANSACTION.SUCCESS".equals(n.eventType()) || n.tradeState() != TradeState.SUCCESS) {
       metrics.count("payment_notifications_ignored", 1);
       log.info("ignoring {} {} for order {}", n.eventType(), n.tradeState(), n.outTradeNo());
@@ -77,6 +78,23 @@ public final class NotificationService {
       throw new ReplayedNotificationException(n.outTradeNo(), n.nonce());
     }
     return apply(trade, n.nonce());
+  }
+
+  /**
+   * A URL naming a tenant without keys is answered like a bad signature; operators tell the two
+   * apart by this counter and the log line (a merchant whose notify_url names a tenant not in the
+   * secret yet, or someone probing tenant ids).
+   */
+  private PaymentNotification parse(String tenantId, Map<String, String> headers, String body) {
+    try {
+      return gateway.parseNotification(tenantId, headers, body);
+    } catch (InvalidNotificationException e) {
+      if (e.reason() == InvalidNotificationException.Reason.UNKNOWN_TENANT) {
+        metrics.count("payment_notifications_unknown_tenant", 1);
+        log.warn("payment notification for tenant {} that has no merchant keys here", tenantId);
+      }
+      throw e;
+    }
   }
 
   private Result apply(PaidTrade trade, String nonce) {

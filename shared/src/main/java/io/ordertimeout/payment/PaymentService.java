@@ -87,8 +87,11 @@ public final class PaymentService {
         c.prepareStatement(
             "SELECT o.status, o.transaction_id, p.transaction_id AS pac_transaction_id,"
                 + " p.refund_status FROM orders o LEFT JOIN paid_after_close p"
-                + " ON p.order_id = o.order_id WHERE o.order_id = ?")) {
+                + " ON p.order_id = o.order_id WHERE o.order_id = ? AND o.tenant_id = ?")) {
       ps.setString(1, trade.orderId());
+      // Another tenant's order is never "settled" for this trade: the paid path then refuses it
+      // (TENANT_MISMATCH) instead of this answering success for an order the tenant does not own.
+      ps.setString(2, trade.tenantId());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return false;

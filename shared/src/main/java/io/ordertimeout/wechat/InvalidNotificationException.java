@@ -20,10 +20,17 @@ public final class InvalidNotificationException extends RuntimeException {
     /** AES-GCM authentication failed: wrong APIv3 key or tampered ciphertext. */
     DECRYPTION_FAILED,
     /** Decrypted fine but names another mchid or appid than the tenant's. */
-    MERCHANT_MISMATCH
+    MERCHANT_MISMATCH,
+    /**
+     * The URL names a tenant without a merchant account here, so nothing can verify the signature.
+     * Answered exactly like {@link #BAD_SIGNATURE} (see {@link #publicMessage()}): the answer must
+     * not tell a prober which tenant ids exist.
+     */
+    UNKNOWN_TENANT
   }
 
   private final Reason reason;
+  private final String tenantId;
 
   public InvalidNotificationException(
       Reason reason, String tenantId, String detail, Throwable cause) {
@@ -31,6 +38,22 @@ public final class InvalidNotificationException extends RuntimeException {
         "payment notification for tenant " + tenantId + " rejected: " + reason + ": " + detail,
         cause);
     this.reason = reason;
+    this.tenantId = tenantId;
+  }
+
+  /**
+   * What the webhook may tell the sender. A signature that does not verify and a tenant without
+   * keys read the same ("BAD_SIGNATURE", no detail): the SDK's detail echoes serials and the
+   * directory's lists the tenants it knows, which only the log may carry. Other reasons keep their
+   * detail, as they come after the tenant's keys verified the signature or before any key is used.
+   */
+  public String publicMessage() {
+    if (reason == Reason.BAD_SIGNATURE || reason == Reason.UNKNOWN_TENANT) {
+      return "payment notification for tenant "
+          + tenantId
+          + " rejected: BAD_SIGNATURE: not signed by the tenant's WeChat Pay platform key";
+    }
+    return getMessage();
   }
 
   public Reason reason() {

@@ -10,6 +10,8 @@ import java.util.Objects;
  * @param apiV3Key the 32-character key that decrypts notifications
  * @param wechatPayPublicKeyId e.g. PUB_KEY_ID_0114232134912410000000000000
  * @param wechatPayPublicKeyPem verifies WeChat's responses and notifications
+ * @param notifyUrl where WeChat posts this merchant's payment notifications; see {@link
+ *     #notifyUrlFor(String)} for how a tenant's own URL comes from it
  */
 public record MerchantCredentials(
     String mchid,
@@ -33,6 +35,34 @@ public record MerchantCredentials(
       // AEAD_AES_256_GCM needs exactly 32 bytes; fail at load, not at the first notification
       throw new IllegalArgumentException("apiV3Key of mchid " + mchid + " must be 32 characters");
     }
+  }
+
+  /** The webhook's path; the tenant's own route is this plus "/{tenantId}". */
+  public static final String WEBHOOK_PATH = "/wechatpay/notify";
+
+  /**
+   * The notify_url a prepay of {@code tenantId} gives WeChat, which posts the payment's
+   * notification there and nowhere else. The webhook verifies with the keys of the tenant its URL
+   * names, so the URL must name the order's tenant: a configured URL ending in {@code
+   * /wechatpay/notify} or {@code /wechatpay/notify/<any id>} is turned into {@code
+   * .../wechatpay/notify/<tenantId>}, except that the default tenant keeps a configured {@code
+   * .../wechatpay/notify} as it is (the route it has always used). Any other URL (a proxy of the
+   * merchant's own) is sent unchanged: it must forward to the tenant's route itself.
+   */
+  public String notifyUrlFor(String tenantId) {
+    String url = notifyUrl.trim();
+    int at = url.lastIndexOf(WEBHOOK_PATH);
+    if (at < 0) {
+      return url;
+    }
+    String rest = url.substring(at + WEBHOOK_PATH.length());
+    if (!rest.isEmpty() && (rest.charAt(0) != '/' || rest.indexOf('/', 1) >= 0)) {
+      return url; // .../wechatpay/notify-something or a deeper path: not ours to rewrite
+    }
+    if (rest.isEmpty() && EnvironmentMerchantDirectory.DEFAULT_TENANT.equals(tenantId)) {
+      return url;
+    }
+    return url.substring(0, at + WEBHOOK_PATH.length()) + "/" + tenantId;
   }
 
   @Override

@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.function.Supplier;
 
 /**
  * Verifies and decrypts one payment notification. The SDK's NotificationParser checks the signature
@@ -33,8 +34,16 @@ final class NotificationReader {
     this.clock = clock;
   }
 
+  /**
+   * @param tenant the tenant's SDK objects, asked for only when the signature is to be verified: a
+   *     tenant without keys then fails at the very step a bad signature fails, so both answer alike
+   *     whatever else is wrong with the request (UNKNOWN_TENANT)
+   */
   PaymentNotification read(
-      String tenantId, TenantClients tenant, Map<String, String> rawHeaders, String body) {
+      String tenantId,
+      Supplier<TenantClients> tenant,
+      Map<String, String> rawHeaders,
+      String body) {
     Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     headers.putAll(rawHeaders);
     if (body == null || body.isBlank()) {
@@ -52,8 +61,9 @@ final class NotificationReader {
             .nonce(nonce)
             .body(body)
             .build();
-    Transaction transaction = decrypt(tenantId, tenant, request);
-    checkMerchant(tenantId, tenant.credentials(), transaction);
+    TenantClients clients = tenant.get();
+    Transaction transaction = decrypt(tenantId, clients, request);
+    checkMerchant(tenantId, clients.credentials(), transaction);
     return toNotification(tenantId, envelope(body), nonce, timestamp, transaction);
   }
 

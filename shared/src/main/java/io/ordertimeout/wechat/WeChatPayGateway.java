@@ -21,8 +21,6 @@ import java.time.format.DateTimeFormatter;
 import java.time.temporal.ChronoUnit;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import okhttp3.ConnectionPool;
@@ -43,11 +41,8 @@ public final class WeChatPayGateway implements PaymentGateway {
    */
   private static final int KEEP_ALIVE_SECONDS = 7;
 
-  private final MerchantDirectory directory;
-  private final GatewaySettings settings;
-  private final OkHttpClient okHttp;
+  private final MerchantClients merchants;
   private final NotificationReader notifications;
-  private final ConcurrentMap<String, TenantClients> tenants = new ConcurrentHashMap<>();
 
   public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
     this(directory, clock, GatewaySettings.production());
@@ -57,10 +52,11 @@ public final class WeChatPayGateway implements PaymentGateway {
    * @param settings with a base URL override, every request goes there (the simulator)
    */
   public WeChatPayGateway(MerchantDirectory directory, Clock clock, GatewaySettings settings) {
-    this.directory = Objects.requireNonNull(directory, "directory");
-    this.settings = Objects.requireNonNull(settings, "settings");
+    Objects.requireNonNull(settings, "settings");
+    this.merchants =
+        new MerchantClients(
+            Objects.requireNonNull(directory, "directory"), okHttp(settings), settings);
     this.notifications = new NotificationReader(Objects.requireNonNull(clock, "clock"));
-    this.okHttp = okHttp(settings);
   }
 
   private static OkHttpClient okHttp(GatewaySettings settings) {
@@ -77,7 +73,7 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
     TenantClients tenant = clients(tenantId);
-    PrepayRequest request = prepayRequest(tenant.credentials(), command);
+    PrepayRequest request = prepayRequest(tenantId, tenant.credentials(), command);
     PrepayWithRequestPaymentResponse r =
         call(
             tenantId,
@@ -93,13 +89,14 @@ public final class WeChatPayGateway implements PaymentGateway {
         r.getPaySign());
   }
 
-  private static PrepayRequest prepayRequest(MerchantCredentials merchant, PrepayCommand command) {
+  private static PrepayRequest prepayRequest(
+      String tenantId, MerchantCredentials merchant, PrepayCommand command) {
     PrepayRequest request = new PrepayRequest();
     request.setAppid(merchant.appid());
     request.setMchid(merchant.mchid());
     request.setDescription(command.description());
     request.setOutTradeNo(command.outTradeNo());
-    request.setNotifyUrl(merchant.notifyUrl());
+    request.setNotifyUrl(merchant.notifyUrlFor(tenantId));
     request.setTimeExpire(rfc3339(command.timeExpire()));
     Amount amount = new Amount();
     amount.setTotal(Math.toIntExact(command.amountFen()));
@@ -245,12 +242,11 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public PaymentNotification parseNotification(
       String tenantId, Map<String, String> headers, String body) {
-    return notifications.read(tenantId, clients(tenantId), headers, body);
+    return notifications.read(tenantId, () -> merchants.forNotification(tenantId), headers, body);
   }
 
   private TenantClients clients(String tenantId) {
-    return tenants.computeIfAbsent(
-        tenantId, id -> TenantClients.build(directory.forTenant(id), okHttp, settings));
+    return merchants.forTenant(tenantId);
   }
 
   /**

@@ -100,6 +100,25 @@ class PaymentServiceTest extends WeChatStackFixture {
         .isFalse();
   }
 
+  /**
+   * The webhook asks alreadySettled before the paid path: another tenant's merchant reporting the
+   * very trade that paid an order must get the paid path's TENANT_MISMATCH, not "already applied"
+   * (which the webhook would answer 204 for an order that tenant does not own).
+   */
+  @Test
+  void aPaidOrderIsNotSettledForAnotherTenantsTrade() {
+    stack.place("ord-ten-01", "u1", 600, null, new OrderItem("sku-a", 1));
+    PaidTrade paid = trade("default", "ord-ten-01", "4200000021", 100);
+    assertThat(payments().apply(paid)).isEqualTo(PaymentOutcome.PAID);
+    List<String> after = stack.databaseState();
+    PaidTrade sameTradeOtherTenant = trade("shop-9", "ord-ten-01", "4200000021", 100);
+
+    assertThat(payments().alreadySettled(paid)).isTrue();
+    assertThat(payments().alreadySettled(sameTradeOtherTenant)).isFalse();
+    assertMismatch(sameTradeOtherTenant, Kind.TENANT_MISMATCH, "ord-ten-01");
+    assertThat(stack.databaseState()).isEqualTo(after);
+  }
+
   private void assertMismatch(PaidTrade trade, Kind kind, String orderId) {
     assertThatThrownBy(() -> payments().apply(trade))
         .isInstanceOfSatisfying(

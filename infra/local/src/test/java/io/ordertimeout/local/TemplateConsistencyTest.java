@@ -134,7 +134,9 @@ class TemplateConsistencyTest {
           "PUT /orders/ord-000001",
           "POST /orders/ord-000001/refund",
           "GET /orders/ord-000001/items",
-          "POST /wechatpay/refund-notify");
+          "POST /wechatpay/refund-notify",
+          "POST /wechatpay/notify/default/extra",
+          "GET /wechatpay/notify/default");
 
   private static final Pattern OTC_NAME = Pattern.compile("\"(OTC_[A-Z0-9_]+)\"");
 
@@ -296,7 +298,12 @@ class TemplateConsistencyTest {
                       assumeTrue(
                           loadable(f), f.handlerClass() + " is not in this checkout: skipped");
                       HttpResponse<String> response =
-                          send(r.method(), r.path().replace("{id}", "ord-000001"), "{}");
+                          send(
+                              r.method(),
+                              r.path()
+                                  .replace("{id}", "ord-000001")
+                                  .replace("{tenantId}", "default"),
+                              "{}");
                       boolean notFound = response.body().contains("ROUTE_NOT_FOUND");
                       if (notFound && PENDING_ROUTES.containsKey(r.routeKey())) {
                         assumeTrue(false, r.routeKey() + ": " + PENDING_ROUTES.get(r.routeKey()));

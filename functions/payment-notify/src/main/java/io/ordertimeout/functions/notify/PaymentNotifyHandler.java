@@ -4,6 +4,7 @@ import com.amazonaws.services.lambda.runtime.Context;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.aws.HttpApiHandler;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.http.ApiError;
 import io.ordertimeout.http.HttpBodies;
 import io.ordertimeout.http.PaymentWebhook;
@@ -22,8 +23,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * payment-notify: WeChat Pay's payment notification webhook, {@code POST /wechatpay/notify} behind
- * API Gateway's HTTP API (payload 2.0: lower-cased headers, body maybe base64).
+ * payment-notify: WeChat Pay's payment notification webhook, {@code POST
+ * /wechatpay/notify/{tenantId}} and {@code POST /wechatpay/notify} behind API Gateway's HTTP API
+ * (payload 2.0: lower-cased headers, body maybe base64).
  *
  * <p>204 only after the payment is committed (or was committed before). Otherwise WeChat must see a
  * failure and retry: 4xx for requests that must not be trusted or do not fit an order (bad
@@ -31,15 +33,19 @@ import org.slf4j.LoggerFactory;
  * 400), 5xx when we could not decide (database or Redis down 503, WeChat refund API down 503), all
  * with {"code":"FAIL","message":...}.
  *
- * <p>Tenant: the route is per deployment and carries no tenant, so the handler acts for one tenant,
- * the default one whose merchant account is configured from OTC_WECHAT_*. (Per-tenant routing would
- * take the tenant from a path parameter set in each merchant's notify_url.)
+ * <p>Tenant: {@code POST /wechatpay/notify/{tenantId}} acts for the tenant its URL names (the
+ * notify_url each prepay gives WeChat, MerchantCredentials.notifyUrlFor): the signature is verified
+ * and the resource decrypted with that tenant's merchant keys, the trade must name that tenant's
+ * mchid and appid, and the order must be that tenant's. {@code POST /wechatpay/notify} is the
+ * default tenant's URL, kept for merchants registered with it before tenants had their own. A
+ * tenant id that is not {@link TenantIds#PATTERN} is 400 before anything is read; a well-formed one
+ * without merchant keys is 401 exactly like a bad signature (no answer tells which tenants exist).
  */
 public final class PaymentNotifyHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(PaymentNotifyHandler.class);
 
   private final PaymentWebhook webhook;
-  private final String tenantId;
+  private final String defaultTenantId;
 
   /** Lambda's constructor: clients come from the environment once per execution environment. */
   public PaymentNotifyHandler() {
@@ -51,17 +57,20 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     this(webhook, EnvironmentMerchantDirectory.DEFAULT_TENANT);
   }
 
-  public PaymentNotifyHandler(PaymentWebhook webhook, String tenantId) {
+  /**
+   * @param defaultTenantId the tenant of {@code POST /wechatpay/notify}, the route without a tenant
+   */
+  public PaymentNotifyHandler(PaymentWebhook webhook, String defaultTenantId) {
     super(webhook.metrics());
     this.webhook = webhook;
-    this.tenantId = tenantId;
+    this.defaultTenantId = defaultTenantId;
   }
 
   @Override
   protected APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     String requestId = context == null ? "-" : context.getAwsRequestId();
     try {
-      requireRoute(event);
+      String tenantId = tenantOf(event);
       String body =
           new String(
               HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded()),
@@ -75,26 +84,42 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     }
   }
 
-  /** The one route this function serves, as API Gateway's routeKey (template.yaml). */
+  /** The default tenant's route, as API Gateway's routeKey (template.yaml). */
   static final String ROUTE_KEY = "POST /wechatpay/notify";
 
+  /** The per-tenant route; API Gateway puts the segment in pathParameters.tenantId. */
+  static final String TENANT_ROUTE_KEY = "POST /wechatpay/notify/{tenantId}";
+
   /**
-   * This function serves one route, {@code POST /wechatpay/notify}; anything else API Gateway (or a
-   * misrouted local call) hands it is refused by its routeKey before the body is read: 405 for the
-   * notify path under another method, else 404.
+   * The tenant the request is for, from its route: the default tenant for {@link #ROUTE_KEY}, the
+   * path parameter for {@link #TENANT_ROUTE_KEY} (never a default: a missing or malformed id is
+   * 400). Anything else API Gateway (or a misrouted local call) hands this function is refused by
+   * its routeKey before the body is read: 405 for a notify path under another method, else 404.
    */
-  private static void requireRoute(APIGatewayV2HTTPEvent event) {
+  private String tenantOf(APIGatewayV2HTTPEvent event) {
     String routeKey = event.getRouteKey() == null ? "" : event.getRouteKey();
     if (ROUTE_KEY.equals(routeKey)) {
-      return;
+      return defaultTenantId;
+    }
+    if (TENANT_ROUTE_KEY.equals(routeKey)) {
+      Map<String, String> params = event.getPathParameters();
+      String tenantId = params == null ? null : params.get("tenantId");
+      if (!TenantIds.valid(tenantId)) {
+        throw new ApiError(
+            400,
+            "INVALID_TENANT_ID",
+            "tenant id in the notify URL must match " + TenantIds.PATTERN.pattern());
+      }
+      return tenantId;
     }
     int space = routeKey.indexOf(' ');
-    if (space > 0 && routeKey.substring(space + 1).equals("/wechatpay/notify")) {
-      throw new io.ordertimeout.http.ApiError(
+    String routePath = space > 0 ? routeKey.substring(space + 1) : "";
+    if (routePath.equals("/wechatpay/notify") || routePath.equals("/wechatpay/notify/{tenantId}")) {
+      throw new ApiError(
           405, "METHOD_NOT_ALLOWED", "use POST, not " + routeKey.substring(0, space));
     }
     String path = event.getRawPath() == null ? "" : event.getRawPath().replaceAll("/+$", "");
-    throw new io.ordertimeout.http.ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
+    throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
   }
 
   private static APIGatewayV2HTTPResponse failure(RuntimeException e, String requestId) {
@@ -108,7 +133,12 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
           requestId,
           e.getMessage());
     }
-    String message = status == 500 ? "internal error; request " + requestId : e.getMessage();
+    String message =
+        status == 500
+            ? "internal error; request " + requestId
+            : e instanceof InvalidNotificationException invalid
+                ? invalid.publicMessage()
+                : e.getMessage();
     return APIGatewayV2HTTPResponse.builder()
         .withStatusCode(status)
         .withHeaders(Map.of("content-type", "application/json; charset=utf-8"))
@@ -119,7 +149,7 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   static int statusOf(RuntimeException e) {
     if (e instanceof InvalidNotificationException invalid) {
       return switch (invalid.reason()) {
-        case BAD_SIGNATURE, STALE_TIMESTAMP -> 401;
+        case BAD_SIGNATURE, UNKNOWN_TENANT, STALE_TIMESTAMP -> 401;
         case MERCHANT_MISMATCH -> 403;
         case MALFORMED, DECRYPTION_FAILED -> 400;
       };

@@ -16,6 +16,9 @@ final class SimulatedTrade {
   final Instant timeExpire;
   final String prepayId;
 
+  /** The prepay's notify_url as sent, the URL WeChat would notify (null when absent). */
+  final String notifyUrl;
+
   /** The significant prepay parameters; a second prepay must repeat them exactly. */
   final JsonNode fingerprint;
 
@@ -34,6 +37,7 @@ final class SimulatedTrade {
       String timeExpireText,
       Instant timeExpire,
       String prepayId,
+      String notifyUrl,
       JsonNode fingerprint) {
     this.outTradeNo = outTradeNo;
     this.appid = appid;
@@ -44,6 +48,7 @@ final class SimulatedTrade {
     this.timeExpireText = timeExpireText;
     this.timeExpire = timeExpire;
     this.prepayId = prepayId;
+    this.notifyUrl = notifyUrl;
     this.fingerprint = fingerprint;
   }
 

@@ -78,6 +78,7 @@ final class TradeBook {
             expireText,
             expire,
             "wx" + WeChatCrypto.digits(26) + "00",
+            request.path("notify_url").asText(null),
             fingerprint(request));
     trades.put(outTradeNo, trade);
     return ApiAnswer.ok(JSON.createObjectNode().put("prepay_id", trade.prepayId));
@@ -267,6 +268,10 @@ final class TradeBook {
           "cannot start paying " + outTradeNo + " in state " + trade.state);
     }
     trade.state = TradeState.USERPAYING;
+  }
+
+  synchronized Optional<String> notifyUrl(String outTradeNo) {
+    return Optional.ofNullable(trades.get(outTradeNo)).map(t -> t.notifyUrl);
   }
 
   synchronized Optional<TradeSnapshot> snapshot(String outTradeNo) {

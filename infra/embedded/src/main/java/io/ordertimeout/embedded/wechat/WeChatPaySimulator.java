@@ -266,6 +266,13 @@ public final class WeChatPaySimulator implements AutoCloseable {
     return book.snapshot(outTradeNo);
   }
 
+  /**
+   * The notify_url the trade's first prepay sent; empty when no prepay created it or it had none.
+   */
+  public Optional<String> notifyUrl(String outTradeNo) {
+    return book.notifyUrl(outTradeNo);
+  }
+
   private void scheduleNotifications(List<String> outTradeNos) {
     for (String outTradeNo : outTradeNos) {
       scheduleNotifications(outTradeNo, 0);

@@ -1,0 +1,19 @@
+package io.ordertimeout.domain;
+
+import java.util.regex.Pattern;
+
+/**
+ * What a tenant id may look like where it arrives from outside (a URL path segment). The column is
+ * {@code tenant_id VARCHAR(32)}; lower-case letters, digits, '_' and '-' keep it one URL segment
+ * that needs no escaping, in logs, metrics and Redis keys alike.
+ */
+public final class TenantIds {
+  /** 1 to 32 characters, the width of every tenant_id column. */
+  public static final Pattern PATTERN = Pattern.compile("[a-z0-9_-]{1,32}");
+
+  private TenantIds() {}
+
+  public static boolean valid(String tenantId) {
+    return tenantId != null && PATTERN.matcher(tenantId).matches();
+  }
+}

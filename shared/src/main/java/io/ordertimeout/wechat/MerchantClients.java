@@ -1,0 +1,47 @@
+package io.ordertimeout.wechat;
+
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import okhttp3.OkHttpClient;
+
+/**
+ * Each tenant's SDK objects, looked up in the directory on every call (a map lookup) and built once
+ * per merchant account. Keyed by the account, not the tenant id: a single-merchant directory
+ * answers one account for any tenant id, and the webhook's tenant ids come from a public URL, so a
+ * cache per id would grow with whatever ids a prober sends.
+ */
+final class MerchantClients {
+  private final MerchantDirectory directory;
+  private final OkHttpClient okHttp;
+  private final GatewaySettings settings;
+  private final ConcurrentMap<MerchantCredentials, TenantClients> built = new ConcurrentHashMap<>();
+
+  MerchantClients(MerchantDirectory directory, OkHttpClient okHttp, GatewaySettings settings) {
+    this.directory = directory;
+    this.okHttp = okHttp;
+    this.settings = settings;
+  }
+
+  /**
+   * @throws IllegalArgumentException the tenant has no merchant account (a configuration error)
+   */
+  TenantClients forTenant(String tenantId) {
+    return of(directory.forTenant(tenantId));
+  }
+
+  /** The tenant named by the webhook's URL: one without a merchant is UNKNOWN_TENANT. */
+  TenantClients forNotification(String tenantId) {
+    MerchantCredentials merchant;
+    try {
+      merchant = directory.forTenant(tenantId);
+    } catch (IllegalArgumentException e) {
+      throw new InvalidNotificationException(
+          InvalidNotificationException.Reason.UNKNOWN_TENANT, tenantId, e.getMessage(), e);
+    }
+    return of(merchant);
+  }
+
+  private TenantClients of(MerchantCredentials merchant) {
+    return built.computeIfAbsent(merchant, m -> TenantClients.build(m, okHttp, settings));
+  }
+}
