@@ -13,6 +13,7 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.testing.Await;
@@ -74,6 +75,23 @@ class ClusterFailoverTest {
    */
   static final double SHARD_LEASE_SECONDS = 10;
 
+  /**
+   * Orders placed on the moved shards just before the fault, due 3 s later: their timers are
+   * replicated (placed before the cut) and come due while the master is dead, so their closes wait
+   * for the promotion and for the clients to follow it, and the recovery column sees that wait (the
+   * canaries placed in the fault lose their ZADD on those shards and are left out of it).
+   */
+  static final int DUE_IN_OUTAGE = 4;
+
+  static final int DUE_IN_OUTAGE_SECONDS = 3;
+
+  /**
+   * Orders placed on the moved shards inside the replication lag: the old master acknowledges their
+   * timers and never replicates them, so the failover loses them for sure (the canaries alone put
+   * ~1.5 timers on 2 of 8 shards in 1.5 s, and none in some runs).
+   */
+  static final int PLACED_IN_LAG = 3;
+
   static FaultHarness h;
   static EmbeddedRedisCluster cluster;
 
@@ -108,6 +126,13 @@ class ClusterFailoverTest {
     List<String> finalStates = new ArrayList<>();
     List<String> closedTwice = new ArrayList<>();
     List<String> closedOnMovedShards = new ArrayList<>();
+    List<String> dueInOutage = new ArrayList<>();
+    List<String> placedInLag = new ArrayList<>();
+    List<String> outageCloses = new ArrayList<>();
+    AtomicLong faultStart = new AtomicLong();
+    AtomicLong killedAtMs = new AtomicLong();
+    List<String> dueInOutageStates = new ArrayList<>();
+    AtomicLong killToPromotedMs = new AtomicLong();
     try {
       h.atEnd =
           stack -> {
@@ -122,6 +147,20 @@ class ClusterFailoverTest {
                 stack.dump(
                     "SELECT order_id, COUNT(*) FROM outbox WHERE event_type = 'closed'"
                         + " GROUP BY order_id HAVING COUNT(*) > 1"));
+            for (String id : dueInOutage) {
+              outageCloses.addAll(
+                  stack.dump(
+                      "SELECT TIMESTAMPDIFF(MICROSECOND, '"
+                          + promotedAt.get()
+                          + "', closed_at) DIV 1000 FROM orders WHERE order_id = '"
+                          + id
+                          + "'"));
+              dueInOutageStates.addAll(
+                  stack.dump(
+                      "SELECT order_id, status, close_reason FROM orders WHERE order_id = '"
+                          + id
+                          + "'"));
+            }
             TimerIndex index = stack.app().timers();
             for (String row :
                 stack.dump(
@@ -165,7 +204,9 @@ class ClusterFailoverTest {
                   replica.configSet("cluster-replica-no-failover", "yes");
                   // fault timing, not a wait: the failover starts 1 s into the workload
                   Workers.pause(1_000);
+                  dueInOutage.addAll(placeOnShards(stack, movedShards, "outage", DUE_IN_OUTAGE));
                   probe.faultStarts();
+                  faultStart.set(System.nanoTime());
                   // the replication lag: the link is cut and its resync refused, the master
                   // keeps acknowledging writes the replica does not get
                   master.dispatch(
@@ -177,15 +218,22 @@ class ClusterFailoverTest {
                           .add("-psync")
                           .add("-sync"));
                   master.clientKill(KillArgs.Builder.typeSlave());
-                  // the lag itself, not a wait for an outcome
-                  Workers.pause(REPLICATION_LAG_MS);
+                  placedInLag.addAll(placeOnShards(stack, movedShards, "lagged", PLACED_IN_LAG));
+                  // the rest of the lag itself, not a wait for an outcome
+                  Workers.pause(
+                      Math.max(
+                          0,
+                          REPLICATION_LAG_MS - (System.nanoTime() - faultStart.get()) / 1_000_000));
                   Set<String> onOldMaster = timers(master, stack.app().timers(), movedShards);
                   lagBytes.set(
                       offset(master, "master_repl_offset") - offset(replica, "slave_repl_offset"));
                   cluster.stopMaster(failed.get(), false); // SIGKILL: a crash
+                  long killed = System.nanoTime();
+                  killedAtMs.set((killed - faultStart.get()) / 1_000_000);
                   // ElastiCache's detection before it promotes, not a wait for an outcome
                   Workers.pause(DETECTION_BEFORE_PROMOTION_MS);
                   cluster.promoteReplica(failed.get(), replicaPort.get());
+                  killToPromotedMs.set((System.nanoTime() - killed) / 1_000_000);
                   promotedAt.set(stack.dump("SELECT NOW(3)").get(0).split("\\|")[0]);
                   probe.faultEnds();
                   long promoted = System.nanoTime();
@@ -205,16 +253,26 @@ class ClusterFailoverTest {
               SHARD_LEASE_SECONDS,
               "bound: the 10 s sweep shard leases the promoted node inherited from invocations"
                   + " whose release the failover lost (ShardLeaseSet), as in the endpoint"
-                  + " failover; orders whose timers the lag lost are left out, compensation's"
-                  + " 5 min period bounds them");
+                  + " failover, and within it the clients' follow: Lettuce's 5 s adaptive refresh"
+                  + " timeout (RedisConnector enables every adaptive trigger; the dead node's"
+                  + " reconnect attempts fire one) + the 2 s command timeout of a command in flight"
+                  + " to the dead node; orders whose timers the lag lost are"
+                  + " left out, compensation's 5 min period bounds them");
       String notes =
           "shards "
               + movedShards
               + " of "
               + SHARDS
-              + " moved; clients served the moved slots "
+              + " moved; master killed "
+              + killedAtMs.get()
+              + " ms into the fault, replica promoted "
+              + killToPromotedMs.get()
+              + " ms after the master was killed; orders on the moved shards due in the outage"
+              + " closed "
+              + String.join("/", outageCloses).replace("|", "")
+              + " ms after the promotion (stack's client answering there after "
               + followedMs.get()
-              + " ms after the promotion; "
+              + " ms); "
               + unreplicated.size()
               + " timers acknowledged by the old master not replicated ("
               + lagBytes.get()
@@ -232,7 +290,13 @@ class ClusterFailoverTest {
       assertThat(closedOnMovedShards)
           .as("TIMEOUT closes on the moved shards after the promotion")
           .isNotEmpty();
-      assertThat(unreplicated).as("timers the old master acknowledged and lost").isNotEmpty();
+      assertThat(dueInOutageStates)
+          .as("orders on the moved shards due while the master was dead")
+          .hasSize(DUE_IN_OUTAGE)
+          .allMatch(st -> st.endsWith("|CLOSED|TIMEOUT|"));
+      assertThat(unreplicated)
+          .as("timers the old master acknowledged and lost")
+          .containsAll(placedInLag);
       assertThat(missingTimers).as("UNPAID orders the failover left without a timer").isNotEmpty();
       assertThat(compensation.get().count("rescheduled"))
           .as("timers compensation re-added")
@@ -273,6 +337,21 @@ class ClusterFailoverTest {
               }
               return true;
             });
+  }
+
+  /** Places {@code count} orders, due in 3 s, whose timers land on {@code shards}. */
+  private static List<String> placeOnShards(
+      TestStack stack, Set<Integer> shards, String tag, int count) {
+    TimerIndex index = stack.app().timers();
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; ids.size() < count; i++) {
+      String id = stack.app().config().keyPrefix() + "-" + tag + "-" + i;
+      if (shards.contains(index.shardOf(id))) {
+        stack.place(id, tag, DUE_IN_OUTAGE_SECONDS, null, new OrderItem(FaultWorkload.SKU, 1));
+        ids.add(id);
+      }
+    }
+    return ids;
   }
 
   /** Master index to the timer shards whose key slot it serves. */
