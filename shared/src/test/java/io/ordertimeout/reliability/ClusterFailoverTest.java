@@ -254,7 +254,7 @@ class ClusterFailoverTest {
               "bound: the 10 s sweep shard leases the promoted node inherited from invocations"
                   + " whose release the failover lost (ShardLeaseSet), as in the endpoint"
                   + " failover, and within it the clients' follow: Lettuce's 5 s adaptive refresh"
-                  + " timeout (RedisConnector enables every adaptive trigger; the dead node's"
+                  + " timeout (RedisConnector enables every adaptive trigger, the dead node's"
                   + " reconnect attempts fire one) + the 2 s command timeout of a command in flight"
                   + " to the dead node; orders whose timers the lag lost are"
                   + " left out, compensation's 5 min period bounds them");
