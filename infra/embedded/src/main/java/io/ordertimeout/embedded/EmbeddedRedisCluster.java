@@ -25,10 +25,10 @@ import redis.embedded.RedisServer;
 import redis.embedded.core.ExecutableProvider;
 
 /**
- * A Redis Cluster of {@code n} masters (no replicas) on loopback, built from the redis-server 6.2
- * binary inside embedded-redis: each node a process with {@code cluster-enabled yes}, the 16384
- * slots split evenly, joined with CLUSTER MEET, ready once every node reports {@code
- * cluster_state:ok}.
+ * A Redis Cluster of {@code n} masters on loopback, built from the redis-server 6.2 binary inside
+ * embedded-redis: each node a process with {@code cluster-enabled yes}, the 16384 slots split
+ * evenly, joined with CLUSTER MEET, ready once every node reports {@code cluster_state:ok}. A test
+ * may add a replica to a master ({@link #addReplica}) and promote it ({@link #promoteReplica}).
  *
  * <p>Each node owns a directory under one temp dir (deleted on {@link #close()}) holding its
  * nodes.conf, so a restarted master comes back with its node id, epoch and slots; nothing else is
@@ -57,6 +57,11 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
   private final Path root;
   private final String executable;
   private final List<Node> masters = new ArrayList<>();
+
+  /**
+   * Replicas started by {@link #addReplica}, and masters a failover replaced (dead, kept to close).
+   */
+  private final List<Node> others = new ArrayList<>();
 
   /** One client (one set of Netty threads) for every admin connection to every node. */
   private final RedisClient admin = RedisClient.create();
@@ -165,9 +170,95 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     return keys;
   }
 
+  /**
+   * Starts a replica of master {@code index} (issue 21's failover): a new node joins with CLUSTER
+   * MEET and follows the master with CLUSTER REPLICATE; returns its port once its replication link
+   * is up and every node knows it.
+   */
+  public synchronized int addReplica(int index) {
+    Node master = masters.get(index);
+    String masterId = master.call(RedisCommands::clusterMyId);
+    Node replica = startNode();
+    others.add(replica);
+    replica.call(c -> c.clusterMeet("127.0.0.1", master.port));
+    // CLUSTER REPLICATE needs the master in the new node's table: gossip brings it in ~100 ms
+    awaitTrue(
+        "node " + replica.port + " knows master " + master.port,
+        () -> replica.call(RedisCommands::clusterNodes).contains(masterId));
+    replica.call(c -> c.clusterReplicate(masterId));
+    awaitTrue(
+        "replica " + replica.port + " of master " + master.port + " in sync",
+        () -> replica.call(c -> c.info("replication")).contains("master_link_status:up"));
+    awaitOk();
+    log.info("embedded cluster replica on port {} follows master {}", replica.port, master.port);
+    return replica.port;
+  }
+
+  /**
+   * Promotes the replica on {@code replicaPort} in place of master {@code index} with CLUSTER
+   * FAILOVER TAKEOVER (no vote of the other masters, no handshake with the old master: what a
+   * failover of a dead primary does) and waits until every live node sees it serving the old
+   * master's slots. If the cluster's own failover (a node timeout after the master died) promoted
+   * it first, only the wait remains. The old master stays known (as failed) until {@link #close()}.
+   */
+  public synchronized void promoteReplica(int index, int replicaPort) {
+    Node replica =
+        others.stream()
+            .filter(n -> n.port == replicaPort)
+            .findFirst()
+            .orElseThrow(() -> new IllegalArgumentException("no replica on port " + replicaPort));
+    String id = replica.call(RedisCommands::clusterMyId);
+    if (replica.call(c -> c.info("replication")).contains("role:slave")) {
+      replica.call(c -> c.clusterFailover(false, true));
+    }
+    Node old = masters.set(index, replica);
+    others.remove(replica);
+    others.add(old);
+    awaitTrue(
+        "every live master sees " + replicaPort + " as the master of " + old.port + "'s slots",
+        () -> {
+          for (Node node : masters) {
+            if (!promoted(node.call(RedisCommands::clusterNodes), id)
+                || !node.call(RedisCommands::clusterInfo).contains("cluster_state:ok")) {
+              return false;
+            }
+          }
+          return true;
+        });
+    log.info("embedded cluster replica {} promoted in place of master {}", replicaPort, old.port);
+  }
+
+  /** The line of node {@code id} in CLUSTER NODES says master and lists slots. */
+  private static boolean promoted(String nodes, String id) {
+    for (String line : nodes.split("\n")) {
+      String[] fields = line.split(" ");
+      if (fields[0].equals(id)) {
+        return fields[2].contains("master") && fields.length > 8;
+      }
+    }
+    return false;
+  }
+
+  private void awaitTrue(String what, java.util.function.BooleanSupplier condition) {
+    long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+    while (System.nanoTime() < deadline) {
+      try {
+        if (condition.getAsBoolean()) {
+          return;
+        }
+      } catch (RuntimeException e) {
+        // a node not answering yet: poll again
+      }
+      sleep(50);
+    }
+    throw new IllegalStateException("Redis Cluster on " + masterPorts() + ": not " + what);
+  }
+
   @Override
   public synchronized void close() {
-    for (Node node : masters) {
+    List<Node> all = new ArrayList<>(masters);
+    all.addAll(others);
+    for (Node node : all) {
       try {
         node.kill();
       } catch (RuntimeException e) {
@@ -256,7 +347,7 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
       }
       if (!info.contains("cluster_state:ok")
           || !info.contains("cluster_slots_ok:" + SLOTS)
-          || !info.contains("cluster_known_nodes:" + masters.size())) {
+          || !info.contains("cluster_known_nodes:" + (masters.size() + others.size()))) {
         return "port " + node.port + ": " + info.replace("\r\n", " ");
       }
     }
