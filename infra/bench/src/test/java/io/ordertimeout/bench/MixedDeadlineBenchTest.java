@@ -44,6 +44,8 @@ class MixedDeadlineBenchTest {
     assertKind(b.kind("coupon"), 1000, false);
     // AUTO_RECEIVE schedules the after-sale window's deadline: one completion timer per receipt
     assertThat(b.completeTimers()).isEqualTo(200);
+    // every payment timeout is due within the 2 s window, so within the first 5 s
+    assertKind(b.kind("payment, due in first 5 s"), 200, false);
     assertThat(results).allMatch(MixedDeadlineBench.RunResult::exactlyOnce);
     assertThat(MixedDeadlineBench.table(results))
         .contains("| A | payment | 200 | 200 | 200 | 0 | 0 |")
