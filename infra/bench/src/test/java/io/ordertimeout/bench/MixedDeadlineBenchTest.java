@@ -49,7 +49,7 @@ class MixedDeadlineBenchTest {
     assertThat(results).allMatch(MixedDeadlineBench.RunResult::exactlyOnce);
     assertThat(MixedDeadlineBench.table(results))
         .contains("| A | payment | 200 | 200 | 200 | 0 | 0 |")
-        .contains("| B | coupon | 1000 | 1000 | 0 | 0 | 0 |")
+        .contains("| B | coupon | 1000 | 1000 | - | 0 | 0 |")
         .doesNotContain("| A | coupon |");
   }
 
