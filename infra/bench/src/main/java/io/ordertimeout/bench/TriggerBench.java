@@ -91,7 +91,7 @@ public final class TriggerBench {
     List<TriggerResult> results = new ArrayList<>();
     for (int round = 0; round < s.rounds(); round++) {
       List<String> order = new ArrayList<>(s.engines());
-      if (round % 2 == 1) {
+      if (round % 2 != 0) {
         Collections.reverse(order);
       }
       for (String name : order) {
