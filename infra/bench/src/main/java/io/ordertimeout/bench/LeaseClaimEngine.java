@@ -27,9 +27,9 @@ import java.util.concurrent.TimeUnit;
  * {@code pipelined}: the same script body, but a worker sends the claims of all its shards at once
  * (Lettuce async, one connection), then the ZREMs of everything they returned at once: two round
  * trips per pass instead of two per shard. The sweep could do the same (its pass already claims
- * every held shard before closing). The pipelined engines run bench copies of the script ({@code
- * src/main/resources/trigger/}): {@code claimDue-1.lua} verbatim as measured (main has since
- * replaced it with the per-kind claimDue-2), and variants measured against it.
+ * every held shard before closing). The pipelined engine runs the production script itself, {@code
+ * /redis/claimDue-2.lua} from shared's jar, in its one-key form (the payment-timeout key of a
+ * shard, one limit): it answers one array per key, so the claims are its first element.
  */
 final class LeaseClaimEngine implements TriggerEngine {
   /** The sweep's default claim lease: a claimed timer stays hidden this long. */
@@ -40,30 +40,26 @@ final class LeaseClaimEngine implements TriggerEngine {
 
   private final String name;
   private final boolean pipelined;
-  private final String scriptResource;
   private final RedisConnector redis;
   private final String prefix;
   private final TimerIndex index;
   private final StatefulRedisConnection<String, String> asyncConnection;
   private final String sha;
 
-  /**
-   * @param scriptResource the claim script on the classpath, e.g. {@code /trigger/claimDue-1.lua};
-   *     only used when {@code pipelined} (sync runs {@link TimerIndex#claimDue} itself)
-   */
+  /** The production claim script, which {@link TimerIndex#claimDue} runs too. */
+  static final String CLAIM_SCRIPT = "/redis/claimDue-2.lua";
+
   @SuppressWarnings("unchecked")
-  LeaseClaimEngine(
-      String name, String redisUri, String prefix, boolean pipelined, String scriptResource) {
+  LeaseClaimEngine(String name, String redisUri, String prefix, boolean pipelined) {
     this.name = name;
     this.pipelined = pipelined;
-    this.scriptResource = scriptResource;
     this.redis = RedisConnector.connect(redisUri, false);
     this.prefix = prefix;
     this.index = new TimerIndex(redis.sync(), prefix, SHARDS);
     if (pipelined) {
       this.asyncConnection =
           (StatefulRedisConnection<String, String>) redis.openDedicated().connection();
-      this.sha = asyncConnection.sync().scriptLoad(read(scriptResource));
+      this.sha = asyncConnection.sync().scriptLoad(read(CLAIM_SCRIPT));
     } else {
       this.asyncConnection = null;
       this.sha = null;
@@ -79,8 +75,8 @@ final class LeaseClaimEngine implements TriggerEngine {
   public String description() {
     return pipelined
         ? "lease-claim "
-            + scriptResource
-            + ", 16 shards, each worker pipelining the claims of its"
+            + CLAIM_SCRIPT
+            + " (one key per call), 16 shards, each worker pipelining the claims of its"
             + " shards then their ZREMs (Lettuce async, 1 connection), lease "
             + LEASE_MS
             + " ms"
@@ -129,7 +125,7 @@ final class LeaseClaimEngine implements TriggerEngine {
   private long passAsync(TriggerPlan plan, int worker, TriggerTally tally, TriggerDrain.Sink sink)
       throws Exception {
     RedisAsyncCommands<String, String> async = asyncConnection.async();
-    List<RedisFuture<List<String>>> claims = new ArrayList<>();
+    List<RedisFuture<List<Object>>> claims = new ArrayList<>();
     List<String> keys = new ArrayList<>();
     String now = Long.toString(System.currentTimeMillis());
     String lease = Long.toString(LEASE_MS);
@@ -143,7 +139,9 @@ final class LeaseClaimEngine implements TriggerEngine {
     List<RedisFuture<Long>> removes = new ArrayList<>();
     List<List<String>> claimed = new ArrayList<>();
     for (int i = 0; i < claims.size(); i++) {
-      List<String> ids = claims.get(i).get(5, TimeUnit.SECONDS);
+      // claimDue-2 answers one array per key; one key here
+      @SuppressWarnings("unchecked")
+      List<String> ids = (List<String>) claims.get(i).get(5, TimeUnit.SECONDS).get(0);
       // one pipelined round: each call's latency is the round's time until its reply
       tally.call(System.nanoTime() - t0);
       if (!ids.isEmpty()) {

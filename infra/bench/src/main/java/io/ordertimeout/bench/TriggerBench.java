@@ -19,10 +19,8 @@ import java.util.Map;
  * <ul>
  *   <li>{@code otc}: {@link io.ordertimeout.redis.TimerIndex#claimDue} then {@code remove}, the
  *       production calls;
- *   <li>{@code otc-pipelined}: the same script, claims and ZREMs pipelined across a worker's
- *       shards;
- *   <li>{@code otc-bigchunk}: pipelined, with a bench-only copy of the script that leases in ZADD
- *       chunks of 2,000 members instead of 200 ({@code trigger/claimDue-bigchunk.lua});
+ *   <li>{@code otc-pipelined}: the same script ({@code claimDue-2.lua}, one key per call), claims
+ *       and ZREMs pipelined across a worker's shards;
  *   <li>{@code redisson}: RDelayedQueue, see {@link RedissonDelayedEngine}.
  * </ul>
  *
@@ -60,8 +58,7 @@ public final class TriggerBench {
           intArg(args, "--warmup", 50_000),
           intArg(args, "--rounds", 1),
           intArg(args, "--max-drain-seconds", 600) * 1_000L,
-          List.of(
-              stringArg(args, "--engines", "otc,otc-pipelined,otc-bigchunk,redisson").split(",")));
+          List.of(stringArg(args, "--engines", "otc,otc-pipelined,redisson").split(",")));
     }
   }
 
@@ -160,15 +157,12 @@ public final class TriggerBench {
 
   static TriggerEngine engine(String name, Settings s, String redisUri, String prefix) {
     return switch (name) {
-      case "otc" -> new LeaseClaimEngine(name, redisUri, prefix, false, "/trigger/claimDue-1.lua");
-      case "otc-pipelined" ->
-          new LeaseClaimEngine(name, redisUri, prefix, true, "/trigger/claimDue-1.lua");
-      case "otc-bigchunk" ->
-          new LeaseClaimEngine(name, redisUri, prefix, true, "/trigger/claimDue-bigchunk.lua");
+      case "otc" -> new LeaseClaimEngine(name, redisUri, prefix, false);
+      case "otc-pipelined" -> new LeaseClaimEngine(name, redisUri, prefix, true);
       case "redisson" -> new RedissonDelayedEngine(redisUri, prefix, s.redissonQueues());
       default ->
           throw new IllegalArgumentException(
-              "unknown engine '" + name + "': otc, otc-pipelined, otc-bigchunk, redisson");
+              "unknown engine '" + name + "': otc, otc-pipelined, redisson");
     };
   }
 
