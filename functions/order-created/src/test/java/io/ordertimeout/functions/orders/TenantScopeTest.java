@@ -237,6 +237,9 @@ class TenantScopeTest {
         "TENANT_NOT_ALLOWED");
     // two tenants and none named: the caller must say which
     assertError(call(MALL_BC, null, OrderApiHandler.GET, "ord-b-1", null), 400, "TENANT_REQUIRED");
+    // a malformed header is refused before any lookup
+    assertError(
+        call(MALL_BC, "shop b", OrderApiHandler.GET, "ord-b-1", null), 400, "INVALID_TENANT_ID");
     // header and body disagree
     assertError(
         call(MALL_BC, "shop-b", OrderApiHandler.PLACE, null, order("ord-x-3", "sku-c", "shop-c")),
