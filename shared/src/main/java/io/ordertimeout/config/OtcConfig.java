@@ -15,7 +15,7 @@ import java.util.Objects;
  * change fields through {@link #toBuilder()}, which validates the result the same way. {@link
  * #toString()} lists every property, secrets masked, HikariCP-style, for the one init log.
  *
- * <p>Over 300 lines: the builder (17 one-line setters) and every default with its reason and
+ * <p>Over 300 lines: the builder (18 one-line setters) and every default with its reason and
  * numbers, kept in the one place the environment is read.
  */
 public record OtcConfig(
@@ -27,9 +27,11 @@ public record OtcConfig(
     Duration invocationMargin,
     StreamSettings stream,
     Waits waits,
-    DeadlineSettings deadlines) {
+    DeadlineSettings deadlines,
+    TenantSettings tenants) {
 
   public OtcConfig {
+    Objects.requireNonNull(tenants, "tenant settings");
     Objects.requireNonNull(deadlines, "deadline settings");
     Objects.requireNonNull(database, "database settings");
     Objects.requireNonNull(redis, "redis settings");
@@ -110,6 +112,8 @@ public record OtcConfig(
             .stream(streamSettings(e))
             .waits(waits)
             .deadlines(deadlineSettings(e))
+            // unset: every caller acts for the tenant "default", as before tenants were scoped
+            .tenants(TenantSettings.parse(e.get("OTC_TENANT_PRINCIPALS", null)))
             .build();
   }
 
@@ -251,7 +255,8 @@ public record OtcConfig(
             .invocationMargin(invocationMargin)
             .stream(stream)
             .waits(waits)
-            .deadlines(deadlines);
+            .deadlines(deadlines)
+            .tenants(tenants);
   }
 
   /** Every property, once, secrets masked: the init log line an operator reads after a deploy. */
@@ -275,6 +280,8 @@ public record OtcConfig(
         + waits
         + ", "
         + deadlines
+        + ", "
+        + tenants
         + "]";
   }
 
@@ -308,6 +315,8 @@ public record OtcConfig(
     // existed (tests, the bench) get DeadlineSettings.DEFAULTS, the values fromEnvironment falls
     // back to
     private DeadlineSettings deadlines = DeadlineSettings.DEFAULTS;
+    // likewise: configurations built in code get the unset mapping (the default tenant only)
+    private TenantSettings tenants = TenantSettings.UNSET;
 
     public Builder mysqlUrl(String v) {
       mysqlUrl = v;
@@ -399,6 +408,11 @@ public record OtcConfig(
       return this;
     }
 
+    public Builder tenants(TenantSettings v) {
+      tenants = v;
+      return this;
+    }
+
     /** The current stream settings, to derive changed ones: {@code b.stream(b.stream().with..)}. */
     public StreamSettings stream() {
       return stream;
@@ -419,7 +433,8 @@ public record OtcConfig(
           invocationMargin,
           stream,
           waits,
-          deadlines);
+          deadlines,
+          tenants);
     }
   }
 

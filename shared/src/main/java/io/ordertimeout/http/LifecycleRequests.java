@@ -7,6 +7,7 @@ import java.time.OffsetDateTime;
 import java.time.temporal.ChronoUnit;
 import java.util.Iterator;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
@@ -68,16 +69,21 @@ public final class LifecycleRequests {
     onlyFields(object(body), Set.of());
   }
 
-  public static CouponRequest coupon(byte[] body) {
+  /**
+   * A coupon body; {@code tenant} turns its tenantId (null when absent) into the coupon's tenant or
+   * refuses it (CallerTenants).
+   */
+  public static CouponRequest coupon(byte[] body, UnaryOperator<String> tenant) {
     JsonNode root = object(body);
     onlyFields(root, COUPON_FIELDS);
     String couponId = plain(root, "couponId", "INVALID_COUPON_ID", PlaceOrderRequests.PLAIN_ID);
     String userId = plain(root, "userId", "INVALID_USER_ID", PlaceOrderRequests.PLAIN_ID);
-    JsonNode tenant = root.get("tenantId");
+    JsonNode named = root.get("tenantId");
     String tenantId =
-        tenant == null || tenant.isNull()
-            ? PlaceOrderRequests.DEFAULT_TENANT
-            : plain(root, "tenantId", "INVALID_TENANT_ID", PlaceOrderRequests.TENANT_ID);
+        tenant.apply(
+            named == null || named.isNull()
+                ? null
+                : plain(root, "tenantId", "INVALID_TENANT_ID", PlaceOrderRequests.TENANT_ID));
     return new CouponRequest(couponId, tenantId, userId, validUntil(root.get("validUntil")));
   }
 

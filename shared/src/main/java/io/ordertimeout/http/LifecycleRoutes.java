@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * The mall backend's routes for an order's life after payment (ship, confirm receipt, extend it,
@@ -85,11 +86,11 @@ public final class LifecycleRoutes {
    * fires): a coupon born expired is a mistake. An identical retry after that time is still 200, so
    * a retry never turns into a 400.
    */
-  public Answer issueCoupon(byte[] body) {
-    LifecycleRequests.CouponRequest request = LifecycleRequests.coupon(body);
+  public Answer issueCoupon(byte[] body, UnaryOperator<String> tenant) {
+    LifecycleRequests.CouponRequest request = LifecycleRequests.coupon(body, tenant);
     long now = time.nowMillis();
     if (request.validUntil().toEpochMilli() <= now) {
-      Optional<Coupons.Coupon> existing = coupons.find(request.couponId());
+      Optional<Coupons.Coupon> existing = coupons.find(request.tenantId(), request.couponId());
       if (existing.isPresent() && identical(existing.get(), request)) {
         return new Answer(200, Json.write(couponView(existing.get()).put("created", false)));
       }
@@ -111,11 +112,11 @@ public final class LifecycleRoutes {
         Json.write(couponView(issued.coupon()).put("created", issued.created())));
   }
 
-  /** {@code GET /coupons/{id}}: 200 the coupon, 404. */
-  public Answer coupon(String couponId) {
+  /** {@code GET /coupons/{id}}: 200 the coupon, 404 (also for another tenant's coupon). */
+  public Answer coupon(String tenantId, String couponId) {
     Coupons.Coupon coupon =
         coupons
-            .find(couponId)
+            .find(tenantId, couponId)
             .orElseThrow(() -> ApiError.notFound("coupon " + couponId + " does not exist"));
     return new Answer(200, Json.write(couponView(coupon)));
   }

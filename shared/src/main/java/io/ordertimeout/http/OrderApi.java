@@ -8,8 +8,8 @@ import io.ordertimeout.place.PlaceOrderService;
 
 /**
  * Everything the order HTTP API (place, get, cancel, prepay, events, the order's life after payment
- * and coupons) calls, and nothing else: the handler receives this instead of the whole wiring, so
- * what it can reach is visible in one type.
+ * and coupons) calls, and the caller -> tenants mapping it scopes them with, and nothing else: the
+ * handler receives this instead of the whole wiring, so what it can reach is visible in one type.
  */
 public record OrderApi(
     PlaceOrderRequests requests,
@@ -19,4 +19,5 @@ public record OrderApi(
     OrderStore orders,
     Metrics metrics,
     OrderTimeline timeline,
-    LifecycleRoutes lifecycle) {}
+    LifecycleRoutes lifecycle,
+    CallerTenants tenants) {}

@@ -20,9 +20,9 @@ public final class OrderTimeline {
     this.outbox = outbox;
   }
 
-  /** The answer's JSON; throws ApiError 404 for an unknown order. */
-  public String answer(String orderId) {
-    if (outbox.tenantOf(orderId).isEmpty()) {
+  /** The answer's JSON; throws ApiError 404 for an unknown order or another tenant's. */
+  public String answer(String tenantId, String orderId) {
+    if (!outbox.tenantOf(orderId).filter(tenantId::equals).isPresent()) {
       throw ApiError.notFound("order " + orderId + " does not exist");
     }
     List<OutboxRow> rows = outbox.timeline(orderId);

@@ -10,6 +10,7 @@ import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
@@ -46,24 +47,27 @@ public final class PlaceOrderRequests {
     this.maxTimeoutSeconds = maxTimeoutSeconds;
   }
 
+  /** Parses a body whose tenantId, when absent, is {@link #DEFAULT_TENANT}. */
   public PlaceOrderCommand parse(byte[] body) {
+    return parse(body, named -> named == null ? DEFAULT_TENANT : named);
+  }
+
+  /**
+   * Parses a body; {@code tenant} turns the body's tenantId (null when absent) into the tenant the
+   * order is placed for, or refuses it (CallerTenants).
+   */
+  public PlaceOrderCommand parse(byte[] body, UnaryOperator<String> tenant) {
     JsonNode root = readObject(body);
     rejectUnknownFields(root);
     String orderId = id(root, "orderId", ORDER_ID, true);
-    String tenant = id(root, "tenantId", TENANT_ID, false);
+    String named = id(root, "tenantId", TENANT_ID, false);
     String userId = id(root, "userId", PLAIN_ID, true);
     String couponId = id(root, "couponId", PLAIN_ID, false);
     long amount = integer(root, "amountFen", 1, MAX_AMOUNT_FEN, null);
     long timeout =
         integer(root, "timeoutSeconds", 1, maxTimeoutSeconds, (long) defaultTimeoutSeconds);
     return new PlaceOrderCommand(
-        orderId,
-        tenant == null ? DEFAULT_TENANT : tenant,
-        userId,
-        items(root),
-        couponId,
-        amount,
-        (int) timeout);
+        orderId, tenant.apply(named), userId, items(root), couponId, amount, (int) timeout);
   }
 
   /** Checks an id taken from a path, e.g. {@code GET /orders/{id}}. */

@@ -107,12 +107,28 @@ public final class Coupons {
     return tx.read("read coupon " + couponId, c -> find(c, couponId));
   }
 
+  /** The coupon when it is {@code tenantId}'s: another tenant's is as absent as a missing one. */
+  public Optional<Coupon> find(String tenantId, String couponId) {
+    return tx.read(
+        "read coupon " + couponId + " of tenant " + tenantId, c -> find(c, couponId, tenantId));
+  }
+
   static Optional<Coupon> find(Connection c, String couponId) throws SQLException {
+    return find(c, couponId, null);
+  }
+
+  /** {@code tenantId} null: whichever tenant's. */
+  private static Optional<Coupon> find(Connection c, String couponId, String tenantId)
+      throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT coupon_id, tenant_id, owner_user_id, status, locked_by_order, valid_until,"
-                + " expired_at FROM coupons WHERE coupon_id = ?")) {
+                + " expired_at FROM coupons WHERE coupon_id = ?"
+                + (tenantId == null ? "" : " AND tenant_id = ?"))) {
       ps.setString(1, couponId);
+      if (tenantId != null) {
+        ps.setString(2, tenantId);
+      }
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return Optional.empty();

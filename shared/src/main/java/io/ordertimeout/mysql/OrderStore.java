@@ -29,6 +29,25 @@ public final class OrderStore {
     return tx.read("load order " + orderId, c -> find(c, orderId));
   }
 
+  /**
+   * True when order {@code orderId} exists and is {@code tenantId}'s: the order API's scope. An
+   * order's tenant_id never changes after its INSERT, so the answer holds for the request.
+   */
+  public boolean owns(String tenantId, String orderId) {
+    return tx.read(
+        "check tenant " + tenantId + " of order " + orderId,
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("SELECT 1 FROM orders WHERE order_id = ? AND tenant_id = ?")) {
+            ps.setString(1, orderId);
+            ps.setString(2, tenantId);
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next();
+            }
+          }
+        });
+  }
+
   public static Optional<Order> find(Connection c, String orderId) throws SQLException {
     List<Order> found = findAll(c, List.of(orderId));
     return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));

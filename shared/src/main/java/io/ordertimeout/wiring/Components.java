@@ -23,6 +23,7 @@ import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerNames;
 import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.http.AdminRoutes;
+import io.ordertimeout.http.CallerTenants;
 import io.ordertimeout.http.LifecycleRoutes;
 import io.ordertimeout.http.OrderApi;
 import io.ordertimeout.http.OrderTimeline;
@@ -362,7 +363,8 @@ public final class Components implements AutoCloseable {
         orders(),
         metrics,
         new OrderTimeline(outbox),
-        new LifecycleRoutes(transitions, coupons, tx, time));
+        new LifecycleRoutes(transitions, coupons, tx, time),
+        new CallerTenants(config.tenants()));
   }
 
   /** WeChat Pay's notification webhook's entry point. */

@@ -72,6 +72,9 @@ class TemplateConsistencyTest {
           Map.entry("OTC_OUTBOX_RETENTION_HOURS", "tunable with a default (RelaySettings)"),
           Map.entry("OTC_OUTBOX_RETENTION_BATCH", "tunable with a default (RelaySettings)"),
           Map.entry("OTC_OUTBOX_SOURCE", "tunable with a default (outbox.RelaySettings)"),
+          Map.entry(
+              "OTC_TENANT_PRINCIPALS",
+              "OrderCreatedFunction's only (TenantPrincipals): the others keep the default tenant"),
           Map.entry("OTC_KEY_PREFIX", "tunable; default 'otc', tests and local runs isolate by it"),
           Map.entry("OTC_TIMER_SHARDS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_DEFAULT_TIMEOUT_SECONDS", "tunable with a default (OtcConfig)"),
@@ -266,6 +269,8 @@ class TemplateConsistencyTest {
     env.put("OTC_MYSQL_URL", "jdbc:mysql://db.internal:3306/otc");
     env.put("OTC_REDIS_URI", "rediss://cache.internal:6379");
     env.put("OTC_REDIS_CLUSTER", "true");
+    // a deploy parameter's name stands for its value here; TenantSettingsTest checks mappings
+    env.remove("OTC_TENANT_PRINCIPALS");
     OtcConfig config = OtcConfig.fromEnvironment(env);
     if (f.schedules().isEmpty() || f.logicalId().equals("CompensationFunction")) {
       return; // not a loop: compensation runs one pass per invocation

@@ -26,6 +26,7 @@ import io.ordertimeout.wechat.MiniProgramPayment;
 import io.ordertimeout.wiring.Components;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,6 +49,10 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code POST /coupons}: issue a coupon valid until a time (201; 200 identical retry; 409
  *       COUPON_CONFLICT; 400); {@code GET /coupons/{id}} (200; 404)
  * </ul>
+ *
+ * <p>Every route acts for one tenant of the IAM caller (OTC_TENANT_PRINCIPALS, CallerTenants): 403
+ * PRINCIPAL_NOT_MAPPED or TENANT_NOT_ALLOWED, 400 TENANT_REQUIRED; another tenant's order or coupon
+ * answers 404 exactly like a missing one.
  */
 public final class OrderApiHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(OrderApiHandler.class);
@@ -64,6 +69,9 @@ public final class OrderApiHandler extends HttpApiHandler {
   static final String RESOLVE_AFTER_SALE = "POST /orders/{id}/after-sale/resolve";
   static final String ISSUE_COUPON = "POST /coupons";
   static final String GET_COUPON = "GET /coupons/{id}";
+
+  /** The header naming the tenant a request acts for (CallerTenants). */
+  static final String TENANT_HEADER = "X-Tenant-Id";
 
   /**
    * Every route this function serves, as API Gateway's routeKey; template.yaml's
@@ -138,22 +146,76 @@ public final class OrderApiHandler extends HttpApiHandler {
    */
   private APIGatewayV2HTTPResponse route(APIGatewayV2HTTPEvent event) {
     String routeKey = event.getRouteKey() == null ? "" : event.getRouteKey();
+    if (!ROUTE_KEYS.contains(routeKey)) {
+      throw unrouted(routeKey, event);
+    }
+    String caller = callerArn(event);
+    api.tenants().requireMapped(caller);
+    // the caller's tenant, from X-Tenant-Id or (POST /orders, POST /coupons) the body's tenantId
+    UnaryOperator<String> tenant =
+        named -> api.tenants().resolve(caller, tenantHeader(event), named);
     return switch (routeKey) {
-      case PLACE -> place(event);
-      case GET -> get(pathId(event));
-      case PREPAY -> prepay(event, pathId(event));
-      case CANCEL -> cancel(pathId(event));
-      case EVENTS -> respond(200, api.timeline().answer(pathId(event)));
-      case SHIP -> answer(api.lifecycle().ship(pathId(event), body(event)));
-      case RECEIPT -> answer(api.lifecycle().confirmReceipt(pathId(event), body(event)));
-      case EXTEND_RECEIPT -> answer(api.lifecycle().extendReceipt(pathId(event), body(event)));
-      case OPEN_AFTER_SALE -> answer(api.lifecycle().openAfterSale(pathId(event), body(event)));
-      case RESOLVE_AFTER_SALE ->
-          answer(api.lifecycle().resolveAfterSale(pathId(event), body(event)));
-      case ISSUE_COUPON -> answer(api.lifecycle().issueCoupon(body(event)));
-      case GET_COUPON -> answer(api.lifecycle().coupon(couponPathId(event)));
+      case PLACE -> place(event, tenant);
+      case ISSUE_COUPON -> answer(api.lifecycle().issueCoupon(body(event), tenant));
+      case GET_COUPON -> answer(api.lifecycle().coupon(tenant.apply(null), couponPathId(event)));
+      default -> orderRoute(routeKey, event, tenant.apply(null));
+    };
+  }
+
+  /**
+   * The routes of one order, scoped here and only here: an order that is not {@code tenant}'s
+   * answers the same 404 as a missing one before any use case runs, so it reads and changes nothing
+   * of another tenant's.
+   */
+  private APIGatewayV2HTTPResponse orderRoute(
+      String routeKey, APIGatewayV2HTTPEvent event, String tenant) {
+    String orderId = pathId(event);
+    if (!api.orders().owns(tenant, orderId)) {
+      throw notFound(orderId);
+    }
+    return switch (routeKey) {
+      case GET -> get(orderId);
+      case PREPAY -> prepay(event, orderId);
+      case CANCEL -> cancel(orderId);
+      case EVENTS -> respond(200, api.timeline().answer(tenant, orderId));
+      case SHIP -> answer(api.lifecycle().ship(orderId, body(event)));
+      case RECEIPT -> answer(api.lifecycle().confirmReceipt(orderId, body(event)));
+      case EXTEND_RECEIPT -> answer(api.lifecycle().extendReceipt(orderId, body(event)));
+      case OPEN_AFTER_SALE -> answer(api.lifecycle().openAfterSale(orderId, body(event)));
+      case RESOLVE_AFTER_SALE -> answer(api.lifecycle().resolveAfterSale(orderId, body(event)));
       default -> throw unrouted(routeKey, event);
     };
+  }
+
+  /** The same 404 as the use cases' for a missing order: no body tells the two apart. */
+  private static ApiError notFound(String orderId) {
+    return ApiError.notFound("order " + orderId + " does not exist");
+  }
+
+  /**
+   * The IAM caller API Gateway's AWS_IAM authorizer verified (requestContext.authorizer.iam
+   * .userArn: a user's ARN, or an assumed role's session ARN); null without one.
+   */
+  private static String callerArn(APIGatewayV2HTTPEvent event) {
+    var ctx = event.getRequestContext();
+    if (ctx == null || ctx.getAuthorizer() == null || ctx.getAuthorizer().getIam() == null) {
+      return null;
+    }
+    return ctx.getAuthorizer().getIam().getUserArn();
+  }
+
+  /** X-Tenant-Id (API Gateway lowercases header names; matched case-insensitively anyway). */
+  private static String tenantHeader(APIGatewayV2HTTPEvent event) {
+    Map<String, String> headers = event.getHeaders();
+    if (headers == null) {
+      return null;
+    }
+    for (Map.Entry<String, String> h : headers.entrySet()) {
+      if (TENANT_HEADER.equalsIgnoreCase(h.getKey())) {
+        return h.getValue();
+      }
+    }
+    return null;
   }
 
   /**
@@ -194,17 +256,15 @@ public final class OrderApiHandler extends HttpApiHandler {
     return respond(outcome.accepted() ? 202 : 200, Json.write(view));
   }
 
-  private APIGatewayV2HTTPResponse place(APIGatewayV2HTTPEvent event) {
+  private APIGatewayV2HTTPResponse place(
+      APIGatewayV2HTTPEvent event, UnaryOperator<String> tenant) {
     byte[] body = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
-    Placed placed = api.places().place(api.requests().parse(body));
+    Placed placed = api.places().place(api.requests().parse(body, tenant));
     return respond(placed.created() ? 201 : 200, Json.write(OrderViews.of(placed.order())));
   }
 
   private APIGatewayV2HTTPResponse get(String orderId) {
-    Order order =
-        api.orders()
-            .find(orderId)
-            .orElseThrow(() -> ApiError.notFound("order " + orderId + " does not exist"));
+    Order order = api.orders().find(orderId).orElseThrow(() -> notFound(orderId));
     ObjectNode view = OrderViews.of(order);
     if (order.status().paid() && order.status() != OrderStatus.PAID) {
       // shipped or later: the lifecycle fields too (one more read, only for these orders)

@@ -2,6 +2,7 @@ package io.ordertimeout.functions.orders;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
+import java.util.HashMap;
 import java.util.Map;
 
 /**
@@ -16,6 +17,8 @@ final class ApiEvents {
   private final String routeKey;
   private String id;
   private String body;
+  private String callerArn;
+  private String tenantHeader;
 
   private ApiEvents(String routeKey) {
     this.routeKey = routeKey;
@@ -37,6 +40,21 @@ final class ApiEvents {
     return this;
   }
 
+  /**
+   * The IAM caller API Gateway's AWS_IAM authorizer verified, as requestContext.authorizer.iam
+   * (userArn); without it the event has no authorizer, as the sample.
+   */
+  ApiEvents caller(String arn) {
+    this.callerArn = arn;
+    return this;
+  }
+
+  /** The X-Tenant-Id header (lowercased, as API Gateway passes header names). */
+  ApiEvents tenant(String tenantId) {
+    this.tenantHeader = tenantId;
+    return this;
+  }
+
   APIGatewayV2HTTPEvent build() {
     int space = routeKey.indexOf(' ');
     String method = space > 0 ? routeKey.substring(0, space) : "GET";
@@ -52,6 +70,20 @@ final class ApiEvents {
     event.setPathParameters(template.contains("{id}") ? Map.of("id", String.valueOf(id)) : null);
     event.setBody(body);
     event.setIsBase64Encoded(false);
+    if (callerArn != null) {
+      APIGatewayV2HTTPEvent.RequestContext.IAM iam = new APIGatewayV2HTTPEvent.RequestContext.IAM();
+      iam.setUserArn(callerArn);
+      iam.setAccountId(callerArn.split(":")[4]);
+      APIGatewayV2HTTPEvent.RequestContext.Authorizer authorizer =
+          new APIGatewayV2HTTPEvent.RequestContext.Authorizer();
+      authorizer.setIam(iam);
+      event.getRequestContext().setAuthorizer(authorizer);
+    }
+    if (tenantHeader != null) {
+      Map<String, String> headers = new HashMap<>(event.getHeaders());
+      headers.put("x-tenant-id", tenantHeader);
+      event.setHeaders(headers);
+    }
     return event;
   }
 }

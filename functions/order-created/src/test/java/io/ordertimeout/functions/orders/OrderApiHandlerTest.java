@@ -408,6 +408,46 @@ class OrderApiHandlerTest {
         .containsExactly("UNPAID|");
   }
 
+  /**
+   * OTC_TENANT_PRINCIPALS unset (this stack): every caller, with or without an IAM context, acts
+   * for the tenant default only, as before tenants were scoped; naming another tenant is 403.
+   */
+  @Test
+  void withoutTheMappingEveryCallerActsForTheDefaultTenantOnly() throws Exception {
+    String caller = "arn:aws:sts::123456789012:assumed-role/mall-a/s";
+    APIGatewayV2HTTPResponse placed =
+        invoke(
+            ApiEvents.route(OrderApiHandler.PLACE)
+                .caller(caller)
+                .body(order("dflt-00001", "sku-cup", 1, null))
+                .build());
+    APIGatewayV2HTTPResponse named =
+        invoke(
+            ApiEvents.route(OrderApiHandler.GET)
+                .id("dflt-00001")
+                .caller(caller)
+                .tenant("default")
+                .build());
+    APIGatewayV2HTTPResponse other =
+        invoke(
+            ApiEvents.route(OrderApiHandler.PLACE)
+                .body(
+                    order("dflt-00002", "sku-cup", 1, null)
+                        .replace("{", "{\"tenantId\":\"shop-b\","))
+                .build());
+    APIGatewayV2HTTPResponse otherHeader =
+        invoke(ApiEvents.route(OrderApiHandler.GET).id("dflt-00001").tenant("shop-b").build());
+
+    assertThat(placed.getStatusCode()).as(placed.getBody()).isEqualTo(201);
+    assertThat(json(placed).get("tenantId").asText()).isEqualTo("default");
+    assertThat(named.getStatusCode()).isEqualTo(200);
+    assertThat(other.getStatusCode()).isEqualTo(403);
+    assertThat(json(other).at("/error/code").asText()).isEqualTo("TENANT_NOT_ALLOWED");
+    assertThat(otherHeader.getStatusCode()).isEqualTo(403);
+    assertThat(stack.dump("SELECT order_id, tenant_id FROM orders"))
+        .containsExactly("dflt-00001|default|");
+  }
+
   private APIGatewayV2HTTPResponse invoke(APIGatewayV2HTTPEvent event) {
     return handler.handleRequest(event, new LambdaTestContext("order-created", 1_000));
   }
