@@ -69,7 +69,12 @@ class SoakTest {
         for (int round = 0; System.currentTimeMillis() < until; round++) {
           FaultWorkload work = new FaultWorkload(stack, h.wechat, round == 0);
           rounds.add(work);
-          work.place(stack.app().config().keyPrefix() + "-r" + round, ORDERS_PER_ROUND, 4);
+          // the round in base 36: "<prefix>-r100-abandon_prepaid-11" is 33 characters, one over
+          // the 32 of an out_trade_no (the 30-minute run failed at round 100 on it)
+          work.place(
+              stack.app().config().keyPrefix() + "-" + Integer.toString(round, 36),
+              ORDERS_PER_ROUND,
+              4);
           work.payAndCancel(round);
           faultsRun.add(injectFault(round, stack, proxy));
           drain(stack, work);
