@@ -242,6 +242,10 @@ public enum Transition {
     this.sets = sets;
     this.guard = guard;
     this.eventColumns = eventColumns;
+    if (schedules != null && !eventColumns.contains(DueColumns.of(schedules))) {
+      // Transitions schedules the timer from the due time its event read back
+      throw new IllegalStateException(name() + "'s event must carry " + DueColumns.of(schedules));
+    }
   }
 
   private static List<Set> receivedSets(String by) {

@@ -1,5 +1,6 @@
 package io.ordertimeout.lifecycle;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Statements;
@@ -54,6 +55,21 @@ final class TransitionEvents {
       }
     }
     return events;
+  }
+
+  /**
+   * The due time of {@code kind} each event read back (the transition that starts a deadline
+   * carries its column): the timers are scheduled from it without another read.
+   */
+  static Map<String, Long> dueTimes(List<Outbox.Pending> events, DeadlineKind kind) {
+    String field = camel(DueColumns.of(kind));
+    Map<String, Long> due = new java.util.TreeMap<>();
+    for (Outbox.Pending e : events) {
+      if (e.payload().get(field) instanceof Long at) {
+        due.put(e.orderId(), at);
+      }
+    }
+    return due;
   }
 
   static Long millis(ResultSet rs, String column) throws SQLException {

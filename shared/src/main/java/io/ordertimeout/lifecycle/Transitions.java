@@ -62,6 +62,9 @@ public final class Transitions {
       Map<String, OrderStatus> other,
       List<String> missing) {}
 
+  /** A committed batch and, per changed order, the due time of the deadline it starts. */
+  private record Executed(Batch batch, Map<String, Long> scheduled) {}
+
   /** The answer to a route: the order after the request, and whether this request changed it. */
   public record Outcome(OrderLifecycle order, boolean changed) {}
 
@@ -75,10 +78,11 @@ public final class Transitions {
     if (t.executor() != Transition.Executor.GENERIC || t.trigger() != Transition.Trigger.ROUTE) {
       throw new IllegalArgumentException(t + " is not a route transition of this executor");
     }
-    Batch batch =
+    Executed executed =
         tx.inTransaction(
             t.wireName() + " order " + orderId, c -> execute(c, t, List.of(orderId), inputs));
-    afterCommit(t, batch);
+    afterCommit(t, executed);
+    Batch batch = executed.batch();
     if (!batch.missing().isEmpty()) {
       throw new OrderRejected(OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist");
     }
@@ -116,11 +120,12 @@ public final class Transitions {
     if (orderIds.isEmpty()) {
       return new Batch(Map.of(), Map.of(), Map.of(), List.of());
     }
-    Batch batch =
+    Executed executed =
         tx.inTransaction(
             t.wireName() + " " + orderIds.size() + " orders",
             c -> execute(c, t, orderIds, Map.of()));
-    afterCommit(t, batch);
+    afterCommit(t, executed);
+    Batch batch = executed.batch();
     DeadlineKind kind = t.deadline().orElseThrow();
     batch.applied().values().forEach(lag -> metrics.recordMillis(lagMetric(kind), lag));
     return batch;
@@ -131,7 +136,7 @@ public final class Transitions {
     return "deadline_lag_ms_" + kind.label();
   }
 
-  private Batch execute(
+  private Executed execute(
       Connection c, Transition t, List<String> orderIds, Map<Transition.Param, String> inputs)
       throws SQLException {
     Map<String, Long> eligible = new TreeMap<>();
@@ -172,11 +177,14 @@ public final class Transitions {
         }
       }
     }
+    Map<String, Long> scheduled = new TreeMap<>();
     if (!eligible.isEmpty()) {
       update(c, t, new ArrayList<>(eligible.keySet()), inputs);
-      Outbox.append(c, TransitionEvents.of(c, t, eligible.keySet(), tenants));
+      List<Outbox.Pending> events = TransitionEvents.of(c, t, eligible.keySet(), tenants);
+      Outbox.append(c, events);
+      t.schedules().ifPresent(kind -> scheduled.putAll(TransitionEvents.dueTimes(events, kind)));
     }
-    return new Batch(eligible, notDue, other, missing);
+    return new Executed(new Batch(eligible, notDue, other, missing), scheduled);
   }
 
   private static String dueColumns(String due) {
@@ -241,21 +249,16 @@ public final class Transitions {
   }
 
   /**
-   * The timers after the commit: the cancelled kind removed and the started kind scheduled for
-   * every changed order; for a deadline batch, the claimed timers of orders that moved elsewhere
-   * removed and those of orders not yet due put back at their due time (a claim moved them to its
-   * lease).
+   * The timers after the commit: the cancelled kind removed and the started one scheduled; for a
+   * deadline batch, claimed timers of orders gone elsewhere removed, not-yet-due ones put back.
    */
-  private void afterCommit(Transition t, Batch batch) {
+  private void afterCommit(Transition t, Executed executed) {
+    Batch batch = executed.batch();
     metrics.count("transitions_" + t.wireName(), batch.applied().size());
     try {
       if (!batch.applied().isEmpty()) {
         t.cancels().ifPresent(kind -> timers.remove(kind, batch.applied().keySet()));
-        if (t.schedules().isPresent()) {
-          DeadlineKind kind = t.schedules().get();
-          List<String> ids = new ArrayList<>(batch.applied().keySet());
-          timers.scheduleAll(kind, tx.read("read due times", c -> DueColumns.read(c, kind, ids)));
-        }
+        t.schedules().ifPresent(kind -> timers.scheduleAll(kind, executed.scheduled()));
       }
       if (t.deadline().isPresent()) {
         DeadlineKind kind = t.deadline().get();
