@@ -12,6 +12,7 @@ import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.config.StreamSettings;
 import io.ordertimeout.consume.EntryBatch.Event;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.EventStream;
 import java.util.ArrayList;
@@ -88,12 +89,27 @@ final class Settlement {
   }
 
   private void closeAll(List<Event> events, CloseReason reason, Map<String, Long> deliveries) {
-    if (events.isEmpty()) {
-      return;
-    }
+    // A close transaction is one tenant's: the batch splits by the entries' tenants.
+    Map<String, List<Event>> byTenant = new java.util.TreeMap<>();
+    events.forEach(e -> byTenant.computeIfAbsent(tenantOf(e), t -> new ArrayList<>()).add(e));
+    byTenant.forEach((tenant, mine) -> closeTenant(tenant, mine, reason, deliveries));
+  }
+
+  /**
+   * The entry's tenant; an entry without one was written before tenants were part of the keys,
+   * when every order was the default tenant's.
+   */
+  private static String tenantOf(Event e) {
+    String tenant = e.event().tenantId();
+    return tenant == null ? TenantIds.DEFAULT : tenant;
+  }
+
+  private void closeTenant(
+      String tenantId, List<Event> events, CloseReason reason, Map<String, Long> deliveries) {
     CloseResult result;
     try {
-      result = closer.close(events.stream().map(e -> e.event().orderId()).toList(), reason);
+      result =
+          closer.close(tenantId, events.stream().map(e -> e.event().orderId()).toList(), reason);
     } catch (RuntimeException batchFailure) {
       if (events.size() == 1) {
         Event e = events.get(0);
@@ -107,7 +123,7 @@ final class Settlement {
           events.size(),
           reason,
           batchFailure.toString());
-      events.forEach(e -> closeAll(List.of(e), reason, deliveries));
+      events.forEach(e -> closeTenant(tenantId, List.of(e), reason, deliveries));
       return;
     }
     counters.closed += result.closed().size();

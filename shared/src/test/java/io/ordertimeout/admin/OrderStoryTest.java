@@ -61,7 +61,7 @@ class OrderStoryTest {
     stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     readWithoutAck();
     stack.update(
-        "INSERT INTO compensation_flags (kind, subject, evidence) VALUES ('POISON_ORDER',"
+        "INSERT INTO compensation_flags (tenant_id, kind, subject, evidence) VALUES ('default', 'POISON_ORDER',"
             + " 'story-0001', '{}')");
 
     Map<String, Object> story = ops.stories().of("story-0001", true);

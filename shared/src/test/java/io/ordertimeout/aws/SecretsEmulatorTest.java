@@ -138,7 +138,7 @@ class SecretsEmulatorTest {
           c ->
               c.createStatement()
                   .executeUpdate(
-                      "INSERT INTO stock (sku_id, available, total) VALUES ('sku-s', 100, 100)"));
+                      "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'sku-s', 100, 100)"));
       placeAndCancelHalf(app, "before", 10);
 
       for (String host : new String[] {"localhost", "%"}) {

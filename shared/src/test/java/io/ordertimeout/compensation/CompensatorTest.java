@@ -186,7 +186,7 @@ class CompensatorTest {
 
     // an operator fixes what compensation would not guess at; then every invariant holds
     stack.update(
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('drift-bbb1', 'sku-b', 'RELEASE', 3)");
+        "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'drift-bbb1', 'sku-b', 'RELEASE', 3)");
     stack.update("UPDATE stock SET available = available - 7 WHERE sku_id = 'sku-c'");
     assertThat(compensate().flags()).isEmpty();
     stack.assertInvariants();

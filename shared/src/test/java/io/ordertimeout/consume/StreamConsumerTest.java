@@ -155,11 +155,11 @@ class StreamConsumerTest {
     stack.place("good-000002", "u2", 900, null, new OrderItem("sku-1", 1));
     // A corrupt order: its item names a SKU without a stock row, so releasing it always fails.
     stack.update(
-        "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
-            + " expire_at) VALUES ('bad-0000001', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
+        "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash, created_at,"
+            + " expire_at) VALUES ('default', 'bad-0000001', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
             + " NOW(3))");
     stack.update(
-        "INSERT INTO order_items (order_id, sku_id, quantity) VALUES ('bad-0000001', 'ghost', 1)");
+        "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', 'bad-0000001', 'ghost', 1)");
     for (String id : List.of("good-000001", "bad-0000001", "good-000002")) {
       stack.app().events().cancelRequested(id, "default", "u");
     }
@@ -191,11 +191,11 @@ class StreamConsumerTest {
     stack.seedSku("sku-1", 10);
     stack.place("due-0000001", "u1", 1, null, new OrderItem("sku-1", 1));
     stack.update(
-        "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
-            + " expire_at) VALUES ('bad-0000002', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
+        "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash, created_at,"
+            + " expire_at) VALUES ('default', 'bad-0000002', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
             + " NOW(3))");
     stack.update(
-        "INSERT INTO order_items (order_id, sku_id, quantity) VALUES ('bad-0000002', 'ghost', 1)");
+        "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', 'bad-0000002', 'ghost', 1)");
     stack.app().timers().schedule("bad-0000002", stack.app().time().nowMillis());
     expireNow(stack, "due-0000001");
 

@@ -83,7 +83,7 @@ class PasswordRotationTest {
               c ->
                   c.createStatement()
                       .executeUpdate(
-                          "INSERT INTO stock (sku_id, available, total) VALUES ('sku-r', 1000, 1000)"));
+                          "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'sku-r', 1000, 1000)"));
       List<Throwable> errors = new CopyOnWriteArrayList<>();
       AtomicInteger done = new AtomicInteger();
       // each order is placed; every second one is cancelled (closed) right after

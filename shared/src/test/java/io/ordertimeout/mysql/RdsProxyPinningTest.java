@@ -127,7 +127,7 @@ class RdsProxyPinningTest {
                 try (Statement s = c.createStatement()) {
                   for (int k = 0; k < 4; k++) {
                     s.executeUpdate(
-                        "INSERT INTO stock (sku_id, available, total) VALUES ('"
+                        "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', '"
                             + sku(k)
                             + "', 10000, 10000)");
                   }

@@ -217,11 +217,11 @@ public final class TestStack implements AutoCloseable {
 
   public void seedSku(String skuId, long quantity) {
     update(
-        "INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)", skuId, quantity, quantity);
+        "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)", skuId, quantity, quantity);
   }
 
   public void seedCoupon(String couponId, String owner) {
-    update("INSERT INTO coupons (coupon_id, owner_user_id) VALUES (?, ?)", couponId, owner);
+    update("INSERT INTO coupons (tenant_id, coupon_id, owner_user_id) VALUES ('default', ?, ?)", couponId, owner);
   }
 
   /** Places an order through the real use case. */

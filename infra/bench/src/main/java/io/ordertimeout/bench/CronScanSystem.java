@@ -1,5 +1,6 @@
 package io.ordertimeout.bench;
 
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
@@ -98,7 +99,7 @@ final class CronScanSystem implements ClosingSystem {
       List<Future<?>> closes = new ArrayList<>();
       for (int from = 0; from < due.size(); from += BATCH) {
         List<String> chunk = due.subList(from, Math.min(due.size(), from + BATCH));
-        closes.add(pool.submit(() -> app.closer().close(chunk, CloseReason.TIMEOUT)));
+        closes.add(pool.submit(() -> app.closer().close(TenantIds.DEFAULT, chunk, CloseReason.TIMEOUT)));
       }
       for (Future<?> f : closes) {
         try {

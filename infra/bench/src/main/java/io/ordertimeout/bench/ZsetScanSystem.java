@@ -1,5 +1,6 @@
 package io.ordertimeout.bench;
 
+import io.ordertimeout.domain.TenantIds;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
@@ -150,7 +151,7 @@ final class ZsetScanSystem implements ClosingSystem {
       pool.execute(
           () -> {
             try {
-              reschedule(app.closer().close(ids, CloseReason.TIMEOUT).notDue());
+              reschedule(app.closer().close(TenantIds.DEFAULT, ids, CloseReason.TIMEOUT).notDue());
             } catch (RuntimeException e) {
               System.err.println("zset-100ms: close of " + ids.size() + " failed: " + e);
             } finally {

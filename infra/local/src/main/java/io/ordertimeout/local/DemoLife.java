@@ -238,7 +238,10 @@ final class DemoLife {
     String answer;
     try {
       answer =
-          transitions.applyRoute(t, order.orderId(), inputs == null ? Map.of() : inputs).changed()
+          transitions
+                  .applyRoute(
+                      t, order.tenantId(), order.orderId(), inputs == null ? Map.of() : inputs)
+                  .changed()
               ? Call.CHANGED
               : "unchanged";
     } catch (OrderRejected e) {

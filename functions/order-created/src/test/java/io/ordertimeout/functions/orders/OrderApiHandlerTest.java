@@ -132,7 +132,7 @@ class OrderApiHandlerTest {
     stack.update(
         "UPDATE orders SET status = 'PAID', paid_at = NOW(3) WHERE order_id = 'paid-000001'");
     stack.update(
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('paid-000001', 'sku-cup', 'SELL', 1)");
+        "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'paid-000001', 'sku-cup', 'SELL', 1)");
     stack.update(
         "UPDATE stock SET reserved = reserved - 1, sold = sold + 1 WHERE sku_id = 'sku-cup'");
     List<String> before = stack.databaseState();
