@@ -2,8 +2,8 @@ package io.ordertimeout.admin;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.domain.TenantIds;
+import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.EventType;

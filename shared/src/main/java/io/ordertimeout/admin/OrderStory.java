@@ -5,9 +5,9 @@ import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
-import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.TenantIds;
+import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.OrderEvent;
@@ -62,8 +62,7 @@ public final class OrderStory {
     OrderIds.require(orderId);
     Map<String, Object> story =
         tx.read(
-            "read the story of order " + tenantId + "/" + orderId,
-            c -> rows(c, tenantId, orderId));
+            "read the story of order " + tenantId + "/" + orderId, c -> rows(c, tenantId, orderId));
     @SuppressWarnings("unchecked")
     Map<String, Object> order = (Map<String, Object>) story.get("order");
     story.put("timer", timer(tenantId, orderId, (String) order.get("expire_at")));

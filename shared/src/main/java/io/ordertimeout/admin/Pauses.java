@@ -125,13 +125,7 @@ public final class Pauses {
             ps.executeBatch();
           }
           return AdminActions.insert(
-              c,
-              "pause",
-              AdminActions.ALL_TENANTS,
-              String.join(",", jobs),
-              operator,
-              reason,
-              jobs);
+              c, "pause", AdminActions.ALL_TENANTS, String.join(",", jobs), operator, reason, jobs);
         });
     return state();
   }
@@ -151,13 +145,7 @@ public final class Pauses {
             ps.executeBatch();
           }
           return AdminActions.insert(
-              c,
-              "resume",
-              AdminActions.ALL_TENANTS,
-              String.join(",", jobs),
-              operator,
-              null,
-              jobs);
+              c, "resume", AdminActions.ALL_TENANTS, String.join(",", jobs), operator, null, jobs);
         });
     return state();
   }

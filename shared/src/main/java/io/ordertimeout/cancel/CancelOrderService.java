@@ -40,8 +40,7 @@ public final class CancelOrderService {
         "request cancel of order " + tenantId + "/" + orderId, c -> record(c, tenantId, orderId));
   }
 
-  private static Outcome record(Connection c, String tenantId, String orderId)
-      throws SQLException {
+  private static Outcome record(Connection c, String tenantId, String orderId) throws SQLException {
     boolean first = markRequested(c, tenantId, orderId);
     Order order =
         OrderStore.find(c, tenantId, orderId)

@@ -295,10 +295,7 @@ public final class OrderCloser {
     List<ClosedOrder> lags = lags(c, tenantId, eligible);
     // The `closed` events commit with the close (own rows of the locked orders, before stock).
     Outbox.closed(
-        c,
-        tenantId,
-        lags.stream().filter(o -> !cancelled.contains(o.orderId())).toList(),
-        reason);
+        c, tenantId, lags.stream().filter(o -> !cancelled.contains(o.orderId())).toList(), reason);
     Outbox.closed(
         c,
         tenantId,
@@ -498,8 +495,8 @@ public final class OrderCloser {
    * held it (the coupon-expiry deadline leaves a LOCKED coupon to its order). Assignments run left
    * to right: the status is decided before nothing else it reads changes.
    */
-  private static void unlockCoupons(
-      Connection c, String tenantId, Map<String, String> couponOwners) throws SQLException {
+  private static void unlockCoupons(Connection c, String tenantId, Map<String, String> couponOwners)
+      throws SQLException {
     if (couponOwners.isEmpty()) {
       return;
     }

@@ -300,8 +300,8 @@ public final class Compensator {
 
   /**
    * Pages through UNPAID orders by (expire_at, tenant_id, order_id); {@code before} bounds the
-   * deadline (null:
-   * all), {@code notifyBefore} marks prepaid orders whose prepay is older (null: none).
+   * deadline (null: all), {@code notifyBefore} marks prepaid orders whose prepay is older (null:
+   * none).
    */
   private void pageUnpaid(
       Tally tally,

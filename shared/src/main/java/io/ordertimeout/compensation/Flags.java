@@ -9,8 +9,8 @@ import java.util.Map;
 
 /**
  * The {@code compensation_flags} table: one row per (kind, tenant, subject), updated when seen
- * again; the report's finding carries the tenant in its evidence. A
- * flag is raised, never acted on: it is a divergence compensation could not repair with certainty.
+ * again; the report's finding carries the tenant in its evidence. A flag is raised, never acted on:
+ * it is a divergence compensation could not repair with certainty.
  */
 final class Flags {
   /**

@@ -74,8 +74,7 @@ final class PendingSubjects {
 
   /**
    * Pages through {@code kind}'s pending subjects by (due, tenant, id), due before {@code before}
-   * (null:
-   * all), under {@code category}'s time check and the page budget {@code <label>_<budget>}.
+   * (null: all), under {@code category}'s time check and the page budget {@code <label>_<budget>}.
    */
   void walk(
       Tally tally,

@@ -10,13 +10,13 @@ import io.lettuce.core.XAutoClaimArgs;
 import io.lettuce.core.ZAddArgs;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.ClaimedMessages;
-import io.ordertimeout.domain.DeadlineKind;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.compensation.CompensationReport.Finding;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.ShardLeases;
@@ -130,8 +130,7 @@ final class RedisAudit {
         l ->
             byTenant
                 .computeIfAbsent(
-                    l.tenantId() == null ? TenantIds.DEFAULT : l.tenantId(),
-                    t -> new ArrayList<>())
+                    l.tenantId() == null ? TenantIds.DEFAULT : l.tenantId(), t -> new ArrayList<>())
                 .add(l));
     byTenant.forEach((tenant, letters) -> handleLetters(tally, tenant, letters));
   }
@@ -154,8 +153,7 @@ final class RedisAudit {
         (orderId, letters) -> {
           // GT: a later score (a deferral, a claim lease) is kept; a missing timer is added.
           redis.zadd(
-              timers.timersKey(
-                  tenantId, timers.shardOf(orderId), DeadlineKind.PAYMENT_TIMEOUT),
+              timers.timersKey(tenantId, timers.shardOf(orderId), DeadlineKind.PAYMENT_TIMEOUT),
               ZAddArgs.Builder.gt(),
               ScoredValue.just(parkUntil, orderId));
           Letter last = letters.get(letters.size() - 1);

@@ -76,8 +76,7 @@ final class ReleaseRepair {
     if (stock == null) {
       throw new Refused(new Outcome("no stock row", Map.of()));
     }
-    long demand =
-        LedgerAudit.unpaidDemand(c, tenantId, List.of(skuId)).getOrDefault(skuId, 0L);
+    long demand = LedgerAudit.unpaidDemand(c, tenantId, List.of(skuId)).getOrDefault(skuId, 0L);
     long quantity = missing.stream().mapToLong(Missing::quantity).sum();
     Map<String, Object> evidence = new LinkedHashMap<>();
     evidence.put("available", stock[0]);
@@ -142,8 +141,7 @@ final class ReleaseRepair {
   }
 
   /** available, reserved, sold, total of the locked row; null when there is none. */
-  private static long[] lockStock(Connection c, String tenantId, String skuId)
-      throws SQLException {
+  private static long[] lockStock(Connection c, String tenantId, String skuId) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT available, reserved, sold, total FROM stock WHERE tenant_id = ? AND sku_id = ?"
@@ -180,8 +178,8 @@ final class ReleaseRepair {
     }
   }
 
-  private static void moveToAvailable(
-      Connection c, String tenantId, String skuId, long quantity) throws SQLException {
+  private static void moveToAvailable(Connection c, String tenantId, String skuId, long quantity)
+      throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE stock SET available = available + ?, reserved = reserved - ?"

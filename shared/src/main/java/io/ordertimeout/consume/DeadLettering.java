@@ -1,8 +1,8 @@
 package io.ordertimeout.consume;
 
 import io.lettuce.core.StreamMessage;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.config.StreamSettings;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.DeadLetters;
 import io.ordertimeout.stream.EventStream;

@@ -96,8 +96,8 @@ final class Settlement {
   }
 
   /**
-   * The entry's tenant; an entry without one was written before tenants were part of the keys,
-   * when every order was the default tenant's.
+   * The entry's tenant; an entry without one was written before tenants were part of the keys, when
+   * every order was the default tenant's.
    */
   private static String tenantOf(Event e) {
     String tenant = e.event().tenantId();

@@ -12,8 +12,8 @@ public final class TenantIds {
   public static final Pattern PATTERN = Pattern.compile("[a-z0-9_-]{1,32}");
 
   /**
-   * The tenant every row had before tenants were part of the keys (schema V8 keeps existing data
-   * as this tenant), and the one a caller acts for when OTC_TENANT_PRINCIPALS is unset.
+   * The tenant every row had before tenants were part of the keys (schema V8 keeps existing data as
+   * this tenant), and the one a caller acts for when OTC_TENANT_PRINCIPALS is unset.
    */
   public static final String DEFAULT = "default";
 

@@ -2,11 +2,11 @@ package io.ordertimeout.http;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.admin.AdminOps;
 import io.ordertimeout.admin.AdminRefusal;
 import io.ordertimeout.admin.DeadLetterAdmin;
 import io.ordertimeout.admin.Pauses;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.util.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -124,8 +124,7 @@ public final class LifecycleRoutes {
 
   /** The order's life after payment as MySQL holds it now, for {@code GET /orders/{id}}. */
   public Optional<OrderLifecycle> lifecycle(String tenantId, String orderId) {
-    return tx.read(
-        "read order life " + orderId, c -> OrderLifecycle.find(c, tenantId, orderId));
+    return tx.read("read order life " + orderId, c -> OrderLifecycle.find(c, tenantId, orderId));
   }
 
   /**

@@ -90,8 +90,7 @@ public final class Coupons {
             });
     if (issued.created() && validUntil != null) {
       try {
-        timers.schedule(
-            tenantId, DeadlineKind.COUPON_EXPIRY, couponId, validUntil.toEpochMilli());
+        timers.schedule(tenantId, DeadlineKind.COUPON_EXPIRY, couponId, validUntil.toEpochMilli());
       } catch (RuntimeException e) {
         metrics.count("timer_schedule_failures", 1);
         log.warn(
@@ -109,8 +108,7 @@ public final class Coupons {
         "read coupon " + couponId + " of tenant " + tenantId, c -> find(c, tenantId, couponId));
   }
 
-  static Optional<Coupon> find(Connection c, String tenantId, String couponId)
-      throws SQLException {
+  static Optional<Coupon> find(Connection c, String tenantId, String couponId) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT coupon_id, tenant_id, owner_user_id, status, locked_by_order, valid_until,"

@@ -25,8 +25,7 @@ final class TransitionEvents {
 
   /** One event per changed order, with its transition and the columns the transition declares. */
   static List<Outbox.Pending> of(
-      Connection c, Transition t, String tenantId, Collection<String> ids)
-      throws SQLException {
+      Connection c, Transition t, String tenantId, Collection<String> ids) throws SQLException {
     List<Outbox.Pending> events = new ArrayList<>();
     String sql =
         "SELECT order_id, "

@@ -62,7 +62,8 @@ public final class OrderStore {
     }
     Map<String, List<OrderItem>> items = items(c, tenantId, orderIds);
     List<Order> orders = new ArrayList<>(orderIds.size());
-    String sql = "SELECT " + ORDER_COLUMNS + " FROM orders WHERE tenant_id = ? AND order_id IN (%s)";
+    String sql =
+        "SELECT " + ORDER_COLUMNS + " FROM orders WHERE tenant_id = ? AND order_id IN (%s)";
     // IN lists under RDS Proxy's 16 KB (Statements)
     for (List<String> part : Statements.inLists(sql, List.copyOf(orderIds))) {
       try (PreparedStatement ps =

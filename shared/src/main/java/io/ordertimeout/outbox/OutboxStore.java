@@ -10,7 +10,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The relay's and the timeline's SQL over {@code outbox} and {@code outbox_leases}. Every time

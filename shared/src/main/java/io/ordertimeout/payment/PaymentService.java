@@ -327,8 +327,7 @@ public final class PaymentService {
    */
   private static boolean recordPaidAfterClose(Connection c, PaidTrade trade) throws SQLException {
     try (PreparedStatement ps =
-        c.prepareStatement(
-            "SELECT 1 FROM paid_after_close WHERE tenant_id = ? AND order_id = ?")) {
+        c.prepareStatement("SELECT 1 FROM paid_after_close WHERE tenant_id = ? AND order_id = ?")) {
       ps.setString(1, trade.tenantId());
       ps.setString(2, trade.orderId());
       try (ResultSet rs = ps.executeQuery()) {

@@ -2,10 +2,10 @@ package io.ordertimeout.redis;
 
 import io.lettuce.core.Range;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
-import java.util.Collection;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
+import java.util.Collection;
 
 /**
  * Counts the timers that are due and unclaimed: score (deadline, or a claimer's lease end) at or

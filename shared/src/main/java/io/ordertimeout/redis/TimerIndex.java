@@ -19,13 +19,13 @@ import java.util.zip.CRC32;
  * member = the kind's member of its subject ({@code <code>:<id>}; the bare order id for the payment
  * timeout).
  *
- * <p>Keys are {@code <prefix>:{t<shard>}:timers[@<tenant>][:<kind>]} (see {@link
- * #timersKey(String, int, DeadlineKind)}): one sorted set per tenant and kind, so a tenant's keys
- * hold its own subjects only (two tenants may both have order wx0001), and its backlog is claimed
- * with its own limit. The hash tag puts each shard (all its tenants and kinds, and its sweeper
- * lease) in one cluster slot, so one script claims a shard in one round trip, and different shards
- * spread over the cluster's nodes. A subject's shard is the CRC of its id: an order's deadlines of
- * every kind live in the same shard.
+ * <p>Keys are {@code <prefix>:{t<shard>}:timers[@<tenant>][:<kind>]} (see {@link #timersKey(String,
+ * int, DeadlineKind)}): one sorted set per tenant and kind, so a tenant's keys hold its own
+ * subjects only (two tenants may both have order wx0001), and its backlog is claimed with its own
+ * limit. The hash tag puts each shard (all its tenants and kinds, and its sweeper lease) in one
+ * cluster slot, so one script claims a shard in one round trip, and different shards spread over
+ * the cluster's nodes. A subject's shard is the CRC of its id: an order's deadlines of every kind
+ * live in the same shard.
  */
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-2");
@@ -127,7 +127,9 @@ public final class TimerIndex {
         timersKey(tenantId, shardOf(subjectId), kind), deadlineMillis, kind.member(subjectId));
   }
 
-  /** Schedules many deadlines of one tenant and kind (subject id -> epoch ms), one ZADD per shard. */
+  /**
+   * Schedules many deadlines of one tenant and kind (subject id -> epoch ms), one ZADD per shard.
+   */
   public void scheduleAll(String tenantId, DeadlineKind kind, Map<String, Long> deadlines) {
     Map<Integer, List<ScoredValue<String>>> byShard = new TreeMap<>();
     deadlines.forEach(

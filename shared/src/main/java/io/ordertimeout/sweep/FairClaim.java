@@ -56,7 +56,9 @@ final class FairClaim {
     return new Claimed(got, full);
   }
 
-  /** The second call's limits: each kind's unused budget, shared by the tenants that filled theirs. */
+  /**
+   * The second call's limits: each kind's unused budget, shared by the tenants that filled theirs.
+   */
   private static Map<TimerSet, Integer> leftovers(
       Map<DeadlineKind, Integer> budgets,
       Map<TimerSet, Integer> shares,

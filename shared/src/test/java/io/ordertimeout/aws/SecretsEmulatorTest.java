@@ -8,6 +8,7 @@ import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.mysql.Database;
@@ -182,7 +183,7 @@ class SecretsEmulatorTest {
               new PlaceOrderCommand(
                   id, "default", "u-" + i, List.of(new OrderItem("sku-s", 1)), null, 100, 600));
       if (i % 2 == 1) {
-        app.closer().close(List.of(id), CloseReason.USER_CANCEL);
+        app.closer().close(TenantIds.DEFAULT, List.of(id), CloseReason.USER_CANCEL);
       }
     }
   }

@@ -10,7 +10,9 @@ import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.stream.OrderEvent;
@@ -103,7 +105,7 @@ class StreamConsumerTest {
             .filter(e -> e.type() == EventType.CANCEL_REQUESTED)
             .map(OrderEvent::orderId)
             .toList();
-    CloseResult first = stack.app().closer().close(ids, CloseReason.USER_CANCEL);
+    CloseResult first = stack.app().closer().close(TenantIds.DEFAULT, ids, CloseReason.USER_CANCEL);
     assertThat(first.closed()).hasSize(1);
     assertThat(pending()).isEqualTo(read.size());
 
@@ -196,14 +198,21 @@ class StreamConsumerTest {
             + " NOW(3))");
     stack.update(
         "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', 'bad-0000002', 'ghost', 1)");
-    stack.app().timers().schedule("bad-0000002", stack.app().time().nowMillis());
+    stack
+        .app()
+        .timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            "bad-0000002",
+            stack.app().time().nowMillis());
     expireNow(stack, "due-0000001");
 
     long until = System.currentTimeMillis() + 1_000;
     var swept = stack.app().newSweeper().run(() -> until - System.currentTimeMillis());
 
     assertThat(swept.handedOff()).isGreaterThanOrEqualTo(1);
-    assertThat(stack.app().timers().deadlineOf("bad-0000002")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "bad-0000002")).isPresent();
     ConsumerStats stats =
         consumeUntil(stack, () -> stack.count("SELECT COUNT(*) FROM dead_letters") > 0);
     assertThat(status("due-0000001")).isEqualTo("CLOSED|TIMEOUT|");

@@ -3,7 +3,9 @@ package io.ordertimeout.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wiring.Components;
@@ -61,7 +63,7 @@ class TimerShardCountTest {
           .isEqualTo(ids.size());
       assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
           .isEqualTo(ids.size());
-      assertThat(restarted.timers().size()).isZero();
+      assertThat(restarted.timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
     }
     stack.assertInvariants();
   }

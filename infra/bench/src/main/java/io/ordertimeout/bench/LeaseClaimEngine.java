@@ -1,11 +1,11 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.domain.DeadlineKind;
-import io.ordertimeout.domain.TenantIds;
 import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.redis.TimerIndex;
 import java.io.IOException;
@@ -113,7 +113,9 @@ final class LeaseClaimEngine implements TriggerEngine {
     long got = 0;
     for (int shard = worker; shard < SHARDS; shard += plan.workers()) {
       long t0 = System.nanoTime();
-      List<String> ids = index.claimDue(TenantIds.DEFAULT, shard, System.currentTimeMillis(), LEASE_MS, plan.batch());
+      List<String> ids =
+          index.claimDue(
+              TenantIds.DEFAULT, shard, System.currentTimeMillis(), LEASE_MS, plan.batch());
       tally.call(System.nanoTime() - t0);
       if (!ids.isEmpty()) {
         index.remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, ids);

@@ -1,8 +1,8 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wiring.Components;
@@ -450,7 +450,15 @@ public final class MixedDeadlineBench {
     }
     double span = transitioned == 0 ? 0 : Math.max(1, lastAt - firstDue) / 1_000.0;
     return new KindResult(
-        label, seeded, transitioned, events, distinct, early, lag, span, app.timers().size(TenantIds.DEFAULT, kind));
+        label,
+        seeded,
+        transitioned,
+        events,
+        distinct,
+        early,
+        lag,
+        span,
+        app.timers().size(TenantIds.DEFAULT, kind));
   }
 
   static String table(List<RunResult> results) {

@@ -1,7 +1,7 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;

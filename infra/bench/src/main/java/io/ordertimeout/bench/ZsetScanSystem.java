@@ -1,6 +1,5 @@
 package io.ordertimeout.bench;
 
-import io.ordertimeout.domain.TenantIds;
 import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.RedisClient;
@@ -8,6 +7,7 @@ import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;

@@ -200,7 +200,10 @@ class InvariantCheckerTest {
     schema.execute(
         IntStream.range(0, 60)
             .mapToObj(
-                i -> "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'BAD-" + i + "', 1, 2)")
+                i ->
+                    "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'BAD-"
+                        + i
+                        + "', 1, 2)")
             .toList());
 
     assertThat(checker.violations()).hasSize(60);

@@ -1,6 +1,7 @@
 package io.ordertimeout.local;
 
 import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.lifecycle.LifecycleSettings;
 import io.ordertimeout.lifecycle.Transition;
 import io.ordertimeout.lifecycle.Transitions;
@@ -240,7 +241,7 @@ final class DemoLife {
       answer =
           transitions
                   .applyRoute(
-                      t, order.tenantId(), order.orderId(), inputs == null ? Map.of() : inputs)
+                      t, TenantIds.DEFAULT, order.orderId(), inputs == null ? Map.of() : inputs)
                   .changed()
               ? Call.CHANGED
               : "unchanged";

@@ -6,6 +6,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.util.Json;
@@ -84,7 +85,8 @@ class OrderApiHandlerTest {
     assertThat(stack.count("SELECT COUNT(*) FROM order_snapshots")).isEqualTo(1);
     // the default timeout is 15 minutes, and the timer holds the deadline the order has
     long expireAt = java.time.Instant.parse(body.get("expireAt").asText()).toEpochMilli();
-    assertThat(stack.app().timers().deadlineOf("wx20261130000001")).hasValue(expireAt);
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "wx20261130000001"))
+        .hasValue(expireAt);
   }
 
   @Test
@@ -151,7 +153,10 @@ class OrderApiHandlerTest {
     stack
         .app()
         .closer()
-        .close(List.of("closed-0001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
+        .close(
+            TenantIds.DEFAULT,
+            List.of("closed-0001"),
+            io.ordertimeout.domain.CloseReason.USER_CANCEL);
 
     APIGatewayV2HTTPResponse closed = cancel("closed-0001");
     APIGatewayV2HTTPResponse unknown = cancel("nobody-0001");

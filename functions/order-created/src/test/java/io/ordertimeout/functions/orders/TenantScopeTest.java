@@ -6,6 +6,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.config.TenantSettings;
 import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
@@ -158,7 +159,7 @@ class TenantScopeTest {
     state.add("## redis");
     state.addAll(stack.redisState());
     for (DeadlineKind kind : DeadlineKind.values()) {
-      state.add(kind + " " + stack.app().timers().size(kind));
+      state.add(kind + " " + stack.app().timers().size(TenantIds.DEFAULT, kind));
     }
     return state;
   }

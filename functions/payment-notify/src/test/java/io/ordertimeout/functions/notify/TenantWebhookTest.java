@@ -7,6 +7,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.LambdaTestContext;
@@ -177,7 +178,7 @@ class TenantWebhookTest extends WeChatStackFixture {
                 null,
                 100,
                 600));
-    stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
     (B.equals(tenantId) ? wechatB : wechat).pay(orderId);
   }
 
