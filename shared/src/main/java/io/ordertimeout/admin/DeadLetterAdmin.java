@@ -2,7 +2,6 @@ package io.ordertimeout.admin;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.stream.EventStream;
@@ -32,9 +31,7 @@ import java.util.TreeSet;
  * happen.
  */
 public final class DeadLetterAdmin {
-  /**
-   * A list or a filtered redrive reads at most 500 rows: one screen, one bounded transaction set.
-   */
+  /** A list or a filtered redrive reads at most 500 rows: one screen, one bounded set. */
   public static final int MAX_ROWS = 500;
 
   private static final String COLUMNS =
@@ -57,9 +54,8 @@ public final class DeadLetterAdmin {
   public record Filter(
       String status, String tenantId, String orderId, String eventType, int limit) {
     public Filter {
-      if (tenantId != null && !TenantIds.valid(tenantId)) {
-        throw AdminRefusal.badRequest(
-            "INVALID_TENANT_ID", "tenantId must be 1-32 of [a-z0-9_-], was '" + tenantId + "'");
+      if (tenantId != null) {
+        OrderIds.requireTenant(tenantId);
       }
       status = status == null ? "open" : status;
       if (!List.of("open", "resolved", "all").contains(status)) {
@@ -188,7 +184,7 @@ public final class DeadLetterAdmin {
           AdminActions.insert(
               c,
               "redrive",
-              event.tenantId() == null ? TenantIds.DEFAULT : event.tenantId(),
+              event.tenantOrDefault(),
               "dead-letter:" + id,
               operator,
               null,

@@ -6,7 +6,6 @@ import io.lettuce.core.StreamMessage;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
 import io.ordertimeout.domain.DeadlineKind;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.EventStream;
@@ -202,8 +201,7 @@ public final class OrderStory {
   private static boolean names(String json, String tenantId, String orderId) {
     try {
       OrderEvent event = OrderEvent.parse(json);
-      String tenant = event.tenantId() == null ? TenantIds.DEFAULT : event.tenantId();
-      return event.orderId().equals(orderId) && tenant.equals(tenantId);
+      return event.orderId().equals(orderId) && event.tenantOrDefault().equals(tenantId);
     } catch (IllegalArgumentException e) {
       return false;
     }

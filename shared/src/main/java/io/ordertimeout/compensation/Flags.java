@@ -28,11 +28,12 @@ final class Flags {
   /** Records the flag in the table and the run's report. */
   void raise(
       Tally tally, String kind, String tenantId, String subject, Map<String, Object> evidence) {
+    String json = Json.write(Json.MAPPER.valueToTree(evidence));
+    // the row has its tenant column; the report's finding names the tenant in its evidence
     Map<String, Object> withTenant = new java.util.LinkedHashMap<>();
     withTenant.put("tenantId", tenantId);
     withTenant.putAll(evidence);
     Finding flag = new Finding(kind, subject, withTenant);
-    String json = Json.write(Json.MAPPER.valueToTree(flag.evidence()));
     String text = Statements.cutToBytes(json, MAX_EVIDENCE_BYTES);
     tx.inTransaction(
         "raise compensation flag " + kind + " on " + tenantId + "/" + subject,

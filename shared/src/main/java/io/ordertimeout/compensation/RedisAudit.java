@@ -36,6 +36,9 @@ import java.util.Map;
 /**
  * The Redis side of a pass: poison orders and their dead letters, stale timers, stream entries
  * stuck in the pending list, and leases that can never expire.
+ *
+ * <p>Over 300 lines: four audits of Redis state (dead letters and poison orders, stale timers of
+ * every tenant, stuck stream entries, leases without a TTL), each a few short methods.
  */
 final class RedisAudit {
   /**
@@ -283,8 +286,7 @@ final class RedisAudit {
     CloseReason reason =
         event.type() == EventType.CANCEL_REQUESTED ? CloseReason.USER_CANCEL : CloseReason.TIMEOUT;
     try {
-      String tenantId = event.tenantId() == null ? TenantIds.DEFAULT : event.tenantId();
-      CloseResult result = closer.close(tenantId, List.of(event.orderId()), reason);
+      CloseResult result = closer.close(event.tenantOrDefault(), List.of(event.orderId()), reason);
       if (result.deferred().isEmpty() && result.failed().isEmpty()) {
         tally.add("stuck_entries_closed", result.closed().size());
         ack(tally, entry);

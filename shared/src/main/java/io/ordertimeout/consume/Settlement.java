@@ -12,7 +12,6 @@ import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.config.StreamSettings;
 import io.ordertimeout.consume.EntryBatch.Event;
 import io.ordertimeout.domain.CloseReason;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.EventStream;
 import java.util.ArrayList;
@@ -91,17 +90,9 @@ final class Settlement {
   private void closeAll(List<Event> events, CloseReason reason, Map<String, Long> deliveries) {
     // A close transaction is one tenant's: the batch splits by the entries' tenants.
     Map<String, List<Event>> byTenant = new java.util.TreeMap<>();
-    events.forEach(e -> byTenant.computeIfAbsent(tenantOf(e), t -> new ArrayList<>()).add(e));
+    events.forEach(
+        e -> byTenant.computeIfAbsent(e.event().tenantOrDefault(), t -> new ArrayList<>()).add(e));
     byTenant.forEach((tenant, mine) -> closeTenant(tenant, mine, reason, deliveries));
-  }
-
-  /**
-   * The entry's tenant; an entry without one was written before tenants were part of the keys, when
-   * every order was the default tenant's.
-   */
-  private static String tenantOf(Event e) {
-    String tenant = e.event().tenantId();
-    return tenant == null ? TenantIds.DEFAULT : tenant;
   }
 
   private void closeTenant(

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.admin.AdminOps;
 import io.ordertimeout.admin.AdminRefusal;
 import io.ordertimeout.admin.DeadLetterAdmin;
+import io.ordertimeout.admin.OrderIds;
 import io.ordertimeout.admin.Pauses;
 import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.util.Json;
@@ -145,14 +146,7 @@ public final class AdminRoutes {
    */
   private static String tenant(Request r) {
     String tenant = r.query("tenantId");
-    if (tenant == null) {
-      return TenantIds.DEFAULT;
-    }
-    if (!TenantIds.valid(tenant)) {
-      throw AdminRefusal.badRequest(
-          "INVALID_TENANT_ID", "tenantId must be 1-32 of [a-z0-9_-], was '" + tenant + "'");
-    }
-    return tenant;
+    return tenant == null ? TenantIds.DEFAULT : OrderIds.requireTenant(tenant);
   }
 
   private static String reason(Request r) {

@@ -72,7 +72,19 @@ public final class Coupons {
                 ps.setString(3, ownerUserId);
                 DbTime.bind(ps, 4, validUntil);
                 boolean created = ps.executeUpdate() == 1;
-                Coupon coupon = find(c, tenantId, couponId).orElseThrow();
+                // INSERT IGNORE also ignores the foreign key to tenants: no row and no coupon
+                // means the tenant was never onboarded.
+                Coupon coupon =
+                    find(c, tenantId, couponId)
+                        .orElseThrow(
+                            () ->
+                                new OrderRejected(
+                                    OrderRejected.Code.UNKNOWN_TENANT,
+                                    "tenant "
+                                        + tenantId
+                                        + " is not onboarded (no row in tenants); coupon "
+                                        + couponId
+                                        + " was not issued"));
                 if (!created
                     && !(coupon.ownerUserId().equals(ownerUserId)
                         && java.util.Objects.equals(coupon.validUntil(), validUntil))) {

@@ -30,6 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>A timer write that fails after the commit loses nothing: MySQL holds the due time, and
  * compensation re-adds a missing timer and removes a stale one. The conditional UPDATE is what
  * makes a transition happen at most once, whatever the retries, sweeps and routes racing for it.
+ *
+ * <p>Over 300 lines: the one executor of every generic transition (lock and classify, conditional
+ * UPDATE, events, timers) and its refusal rules; split, one transaction would span classes.
  */
 public final class Transitions {
   private static final Logger log = LoggerFactory.getLogger(Transitions.class);

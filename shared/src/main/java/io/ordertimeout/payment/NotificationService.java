@@ -52,7 +52,7 @@ public final class NotificationService {
   /**
    * @throws io.ordertimeout.wechat.InvalidNotificationException bad signature, stale, malformed
    * @throws ReplayedNotificationException a nonce already used by an earlier request
-   * @throws PaymentMismatchException unknown order, amount or tenant mismatch
+   * @throws PaymentMismatchException unknown order (of the URL's tenant), amount mismatch
    */
   public Result handle(String tenantId, Map<String, String> headers, String body) {
     PaymentNotification n = parse(tenantId, headers, body);

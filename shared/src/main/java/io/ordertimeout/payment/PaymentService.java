@@ -59,7 +59,8 @@ public final class PaymentService {
   /**
    * Applies one paid trade. For PAID_AFTER_CLOSE the refund is requested after the commit.
    *
-   * @throws PaymentMismatchException unknown order, other tenant, other amount, other transaction
+   * @throws PaymentMismatchException unknown order (of the trade's tenant), other amount, other
+   *     transaction
    * @throws io.ordertimeout.wechat.PaymentTransientException the case is recorded but WeChat did
    *     not take the refund yet; a retry of the same trade tries the refund again
    */

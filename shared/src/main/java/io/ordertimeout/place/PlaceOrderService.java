@@ -29,6 +29,10 @@ import org.slf4j.LoggerFactory;
  * UPDATE, no oversell), in the lock order of every writer (package {@code io.ordertimeout.mysql}):
  * order rows, their own rows, coupon, stock last. Then the timer is scheduled in Redis; its failure
  * does not fail the placement (compensation schedules any UNPAID order without a timer).
+ *
+ * <p>Over 300 lines: the placement transaction in its lock order (order row, items and ledger,
+ * snapshot, event, coupon, stock), each step a short method; split, the lock order would be spread
+ * over classes.
  */
 public final class PlaceOrderService {
   private static final Logger log = LoggerFactory.getLogger(PlaceOrderService.class);

@@ -33,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * overlapping invocations from claiming the same shard; it only saves work: claims are atomic and
  * closes are conditional updates. The next-deadline cache ({@link NextDeadlines}), the close-cost
  * model and the chunk runner are types of their own.
+ *
+ * <p>Over 300 lines: the loop, its pass over held shards and tenants, and the budget rule choosing
+ * between closing inline and handing off, which read the same settings and counters; the claim
+ * share, chunking, hand-off and cost model are FairClaim, ChunkRunner and ClaimedCloser.
  */
 public final class TimeoutSweeper {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweeper.class);

@@ -147,7 +147,7 @@ class ForceCloseTest {
             () -> ops.forceClose().close(TenantIds.DEFAULT, "nosuch-0001", "r", OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.kind()).isEqualTo(AdminRefusal.Kind.NOT_FOUND))
-        .hasMessage("order nosuch-0001 does not exist");
+        .hasMessage("tenant default has no order nosuch-0001");
 
     assertThat(stack.databaseState()).isEqualTo(before);
     assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();

@@ -93,7 +93,7 @@ class PaymentServiceTest extends WeChatStackFixture {
 
     assertMismatch(trade("default", "ord-nope", "4200000001", 100), Kind.UNKNOWN_ORDER, "ord-nope");
     assertMismatch(
-        trade("shop-9", "ord-mm-01", "4200000001", 100), Kind.TENANT_MISMATCH, "ord-mm-01");
+        trade("shop-9", "ord-mm-01", "4200000001", 100), Kind.UNKNOWN_ORDER, "ord-mm-01");
     assertMismatch(
         trade("default", "ord-mm-01", "4200000001", 99), Kind.AMOUNT_MISMATCH, "ord-mm-01");
     assertThatThrownBy(() -> trade("default", "ord-mm-01", " ", 100))
@@ -108,8 +108,9 @@ class PaymentServiceTest extends WeChatStackFixture {
 
   /**
    * The webhook asks alreadySettled before the paid path: another tenant's merchant reporting the
-   * very trade that paid an order must get the paid path's TENANT_MISMATCH, not "already applied"
-   * (which the webhook would answer 204 for an order that tenant does not own).
+   * very trade that paid an order must get the paid path's UNKNOWN_ORDER (that tenant has no such
+   * order), not "already applied" (which the webhook would answer 204 for an order that tenant does
+   * not own).
    */
   @Test
   void aPaidOrderIsNotSettledForAnotherTenantsTrade() {
@@ -121,7 +122,7 @@ class PaymentServiceTest extends WeChatStackFixture {
 
     assertThat(payments().alreadySettled(paid)).isTrue();
     assertThat(payments().alreadySettled(sameTradeOtherTenant)).isFalse();
-    assertMismatch(sameTradeOtherTenant, Kind.TENANT_MISMATCH, "ord-ten-01");
+    assertMismatch(sameTradeOtherTenant, Kind.UNKNOWN_ORDER, "ord-ten-01");
     assertThat(stack.databaseState()).isEqualTo(after);
   }
 

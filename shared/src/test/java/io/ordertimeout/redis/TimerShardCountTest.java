@@ -46,7 +46,7 @@ class TimerShardCountTest {
         .hasMessageContaining(prefix + ":timer-shards")
         // the resharding steps name every deadline kind's keys and report field: an operator
         // following them must not orphan the receipt, completion or coupon timers
-        .hasMessageContaining(prefix + ":{t*}:timers:* (every deadline kind)")
+        .hasMessageContaining(prefix + ":{t*}:timers* (every tenant and deadline kind)")
         .hasMessageContaining("receipt_rescheduled=0")
         .hasMessageContaining("complete_rescheduled=0")
         .hasMessageContaining("coupon_rescheduled=0");

@@ -328,11 +328,11 @@ final class LifecycleInvariantQueries {
     return new Check(
         "10 coupons expired by the sweep",
         """
-        SELECT coupon_id, valid_until,
+        SELECT tenant_id, coupon_id, valid_until,
                TIMESTAMPDIFF(MICROSECOND, valid_until, UTC_TIMESTAMP(3)) DIV 1000 AS overdue_ms
         FROM coupons
         WHERE status = 'AVAILABLE' AND valid_until < UTC_TIMESTAMP(3) - INTERVAL {grace} MICROSECOND
-        ORDER BY coupon_id"""
+        ORDER BY tenant_id, coupon_id"""
             .replace("{grace}", Long.toString(grace.toNanos() / 1_000)),
         row ->
             String.format(
