@@ -68,6 +68,10 @@ public final class PrepayService {
   public MiniProgramPayment prepay(
       String tenantId, String orderId, String openId, String description) {
     if (gateway == null) {
+      // an unknown order (or another tenant's) is 404 here too, as where payments are on
+      if (new OrderStore(tx).find(tenantId, orderId).isEmpty()) {
+        throw notFound(orderId);
+      }
       throw new OrderRejected(
           OrderRejected.Code.PAYMENTS_DISABLED, "WeChat Pay is not configured here");
     }
@@ -112,12 +116,7 @@ public final class PrepayService {
         ps.executeUpdate();
       }
     }
-    Order order =
-        OrderStore.find(c, tenantId, orderId)
-            .orElseThrow(
-                () ->
-                    new OrderRejected(
-                        OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist"));
+    Order order = OrderStore.find(c, tenantId, orderId).orElseThrow(() -> notFound(orderId));
     if (payable) {
       return order;
     }
@@ -128,6 +127,10 @@ public final class PrepayService {
     throw new OrderRejected(
         OrderRejected.Code.ORDER_EXPIRED,
         "order " + orderId + " passed its deadline " + order.expireAt());
+  }
+
+  private static OrderRejected notFound(String orderId) {
+    return new OrderRejected(OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist");
   }
 
   /**

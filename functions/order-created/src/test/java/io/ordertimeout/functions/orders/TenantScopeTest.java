@@ -70,6 +70,7 @@ class TenantScopeTest {
             c -> c.toBuilder().tenants(TenantSettings.parse(PRINCIPALS)).build(),
             null);
     for (String t : List.of("a", "b", "c")) {
+      stack.app().tenants().onboard("shop-" + t);
       stack.update(
           "INSERT INTO stock (sku_id, tenant_id, available, total) VALUES (?, ?, 20, 20)",
           "sku-" + t,

@@ -7,7 +7,6 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
-import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.LambdaTestContext;
@@ -101,6 +100,7 @@ class TenantWebhookTest extends WeChatStackFixture {
   void setUp() {
     stack.seedSku("sku-tea", 10); // the default tenant's
     for (String tenant : List.of(A, B)) {
+      stack.app().tenants().onboard(tenant);
       stack.update(
           "INSERT INTO stock (sku_id, tenant_id, available, total) VALUES (?, ?, 10, 10)",
           "sku-" + tenant,
@@ -178,7 +178,7 @@ class TenantWebhookTest extends WeChatStackFixture {
                 null,
                 100,
                 600));
-    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(tenantId, orderId, OPEN_ID, null);
     (B.equals(tenantId) ? wechatB : wechat).pay(orderId);
   }
 
