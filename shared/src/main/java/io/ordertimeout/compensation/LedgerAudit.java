@@ -3,6 +3,7 @@ package io.ordertimeout.compensation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.compensation.CompensationReport.Finding;
+import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.util.Json;
@@ -270,7 +271,9 @@ final class LedgerAudit {
     expect(problems, "RESERVE", items, byKind.get("RESERVE"));
     Map<String, Integer> released = byKind.getOrDefault("RELEASE", Map.of());
     Map<String, Integer> sold = byKind.getOrDefault("SELL", Map.of());
-    switch (order.status()) {
+    // every state after payment (SHIPPED ... COMPLETED) holds the ledger a payment left
+    String status = paid(order.status()) ? "PAID" : order.status();
+    switch (status) {
       case "UNPAID" -> {
         none(problems, "RELEASE", released);
         none(problems, "SELL", sold);
@@ -292,6 +295,14 @@ final class LedgerAudit {
         }
       }
       default -> problems.add("unknown status " + order.status());
+    }
+  }
+
+  private static boolean paid(String status) {
+    try {
+      return OrderStatus.valueOf(status).paid();
+    } catch (IllegalArgumentException e) {
+      return false; // reported as an unknown status below
     }
   }
 

@@ -124,6 +124,29 @@ class DeadlineCompensationTest {
     assertThat(again.failures()).isEmpty();
   }
 
+  /**
+   * The ledger audit knew UNPAID, PAID and CLOSED only: every order shipped or later was flagged
+   * LEDGER_MISMATCH "unknown status" on every run (found by the tenant isolation suite).
+   */
+  @Test
+  void ordersPastPaymentHoldTheLedgerOfAPaymentAndRaiseNoFlag() {
+    stack("dcomp-ledger");
+    placeAndPay("ord_l_paid");
+    shipped("ord_l_ship");
+    received("ord_l_recv");
+    stack
+        .app()
+        .transitions()
+        .applyRoute(Transition.OPEN_AFTER_SALE, TenantIds.DEFAULT, "ord_l_recv", Map.of());
+
+    CompensationReport report = compensate();
+
+    assertThat(report.failures()).isEmpty();
+    assertThat(report.flags()).isEmpty();
+    assertThat(stack.count("SELECT COUNT(*) FROM compensation_flags")).isZero();
+    assertThat(report.count("orders_audited")).isEqualTo(3);
+  }
+
   @Test
   void receiptTimersAreReAddedStaleOnesRemovedAndOverdueOrdersReceivedAutomatically() {
     stack("dcomp-receipt");
