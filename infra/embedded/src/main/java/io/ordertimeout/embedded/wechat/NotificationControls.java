@@ -118,6 +118,11 @@ final class NotificationControls {
         t.copies == null ? copies : t.copies, t.delay == null ? delay : t.delay, t.toLose);
   }
 
+  /** Drops the trade's overrides and counts (see WeChatPaySimulator#forget). */
+  synchronized void forget(String outTradeNo) {
+    trades.remove(outTradeNo);
+  }
+
   /** Notifications of this trade handed to the sender, and lost by a control. */
   synchronized Counts counts(String outTradeNo) {
     TradeControls t = trades.get(outTradeNo);

@@ -8,6 +8,7 @@ import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -80,6 +81,11 @@ final class NotificationSender implements AutoCloseable {
 
   List<Delivery> deliveries() {
     return List.copyOf(deliveries);
+  }
+
+  /** Drops the recorded deliveries of these trades (see WeChatPaySimulator#forget). */
+  void forget(Set<String> outTradeNos) {
+    deliveries.removeIf(d -> outTradeNos.contains(d.outTradeNo()));
   }
 
   /**

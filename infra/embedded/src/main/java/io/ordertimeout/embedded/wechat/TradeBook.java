@@ -108,6 +108,11 @@ final class TradeBook {
     return node;
   }
 
+  /** Drops the trade (see WeChatPaySimulator#forget); answers whether there was one. */
+  synchronized boolean forget(String outTradeNo) {
+    return trades.remove(outTradeNo) != null;
+  }
+
   synchronized ApiAnswer query(String outTradeNo, String queryMchid) {
     if (!mchid.equals(queryMchid)) {
       return ApiAnswer.error(400, "PARAM_ERROR", "mchid is required and must be the caller's");

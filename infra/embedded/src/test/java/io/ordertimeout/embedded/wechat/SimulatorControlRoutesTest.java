@@ -143,6 +143,33 @@ class SimulatorControlRoutesTest {
     assertThat(after.path("notifications").path("sent").asInt()).isZero();
   }
 
+  // ---- forget ----
+
+  @Test
+  void forgetDropsTheTradeItsControlsAndDeliveriesAndLeavesTheOthers() throws Exception {
+    prepay("ctl-forget-1");
+    prepay("ctl-forget-2");
+    control("POST", "/_sim/trades/ctl-forget-1/pay", "");
+    control("POST", "/_sim/trades/ctl-forget-2/pay", "");
+    await(() -> wechat.deliveries().size() == 2, "both trades' notifications delivered");
+
+    int forgotten = wechat.forget(List.of("ctl-forget-1", "never-prepaid"));
+    HttpResponse<String> query =
+        wechatGet("/v3/pay/transactions/out-trade-no/ctl-forget-1?mchid=" + wechat.mchid());
+
+    assertThat(forgotten).isEqualTo(1);
+    assertThat(query.statusCode()).isEqualTo(404);
+    assertThat(json(query).path("code").asText()).isEqualTo("ORDER_NOT_EXIST");
+    assertThat(wechat.trade("ctl-forget-1")).isEmpty();
+    assertThat(wechat.deliveries())
+        .extracting(Delivery::outTradeNo)
+        .containsExactly("ctl-forget-2");
+    assertThat(wechat.trade("ctl-forget-2").orElseThrow().state()).isEqualTo(TradeState.SUCCESS);
+    assertThat(get("/_sim/trades/ctl-forget-2").path("notifications").path("sent").asInt())
+        .isEqualTo(1);
+    assertThat(wechat.forget(List.of("ctl-forget-1"))).isZero();
+  }
+
   // ---- lose, repeat, delay ----
 
   @Test
