@@ -79,6 +79,9 @@ public final class LocalStack implements AutoCloseable {
         new ApiGatewayServer(routes, app.metrics(), stopping::get, options.host(), options.port());
     simulator.setWebhookUrl(URI.create(api.baseUrl() + "/wechatpay/notify"));
     merchants.notifyAt(api.baseUrl());
+    // as WeChat: a trade's notifications go to the notify_url its prepay sent, which names the
+    // order's tenant; the webhook URL above serves trades prepaid without one
+    simulator.setFollowNotifyUrl(true);
     this.tenants = new LocalTenants(app.dataSource(), merchants, config.tenants());
     api.control(LocalTenants.PATH, tenants::serve);
     // WeChat retries over 24h4m; at 1/100 a lost notification is retried within 15 minutes
