@@ -108,10 +108,17 @@ class TenantCommandTest {
         "order onb-a-000001 of shop-a PAID",
         () -> orderStatus("shop-a", "onb-a-000001"),
         "PAID"::equals);
-    assertThat(stack.simulator().deliveries())
-        .filteredOn(d -> d.outTradeNo().equals("onb-a-000001"))
-        .extracting(Delivery::status)
-        .containsExactly(204);
+    // the simulator records an attempt once the webhook's answer is back, after the commit
+    List<Integer> answers =
+        Await.until(
+            "the simulator's record of its notification of onb-a-000001",
+            () ->
+                stack.simulator().deliveries().stream()
+                    .filter(d -> d.outTradeNo().equals("onb-a-000001"))
+                    .map(Delivery::status)
+                    .toList(),
+            list -> !list.isEmpty());
+    assertThat(answers).containsExactly(204);
     // a tenant that was not onboarded has no merchant here: its URL answers as a bad signature
     SignedNotification copy = stack.simulator().notification("onb-a-000001").build();
     assertThat(notify("/wechatpay/notify/shop-zz", copy)).isEqualTo(401);
