@@ -68,6 +68,11 @@ class TenantCommandTest {
   @Test
   void addOnboardsATenantWhoseOrdersArePlacedReadPrepaidAndPaidAndASecondRunChangesNothing()
       throws Exception {
+    // mapped to the caller but not onboarded: no row in tenants, so no order
+    HttpResponse<String> early = place("shop-a", "onb-a-000000", "tea-500g", 1);
+    assertThat(early.statusCode()).as(early.body()).isEqualTo(400);
+    assertThat(early.body()).contains("UNKNOWN_TENANT");
+
     Run first = tenant("add", "shop-a", "--sku", "tea-500g=100", "--sku", "cup=7");
 
     assertThat(first.exit()).as(first.err()).isZero();
