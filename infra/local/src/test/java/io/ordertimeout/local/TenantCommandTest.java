@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.embedded.wechat.Delivery;
 import io.ordertimeout.embedded.wechat.SignedNotification;
+import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -18,6 +20,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -98,6 +101,16 @@ class TenantCommandTest {
     assertThat(JSON.readTree(read.body()).path("tenantId").asText()).isEqualTo("shop-a");
     assertThat(JSON.readTree(read.body()).path("status").asText()).isEqualTo("UNPAID");
     assertThat(call("GET", "/orders/onb-a-000001", "default", null).statusCode()).isEqualTo(404);
+    // its timer: in the tenant's own key of the order's shard, scored with its deadline
+    TimerIndex timers = stack.app().timers();
+    String key =
+        timers.timersKey("shop-a", timers.shardOf("onb-a-000001"), DeadlineKind.PAYMENT_TIMEOUT);
+    assertThat(key).endsWith("}:timers@shop-a");
+    assertThat(stack.app().redis().sync().zscore(key, "onb-a-000001"))
+        .isEqualTo(
+            (double)
+                Instant.parse(JSON.readTree(read.body()).path("expireAt").asText()).toEpochMilli());
+    assertThat(timers.deadlineOf("default", "onb-a-000001")).isEmpty();
     assertThat(stock("shop-a")).containsExactly("cup 7 0 0 7", "tea-500g 98 2 0 100");
 
     // its merchant account: prepay sends WeChat the tenant's own notify URL, the payer pays, and
