@@ -1,6 +1,7 @@
 """Prints template.yaml as CloudFormation JSON, the way the SAM transform turns it on deploy.
 
-Usage: python3 sam_translate.py <template.yaml>. Needs the aws-sam-translator package (cfn-lint brings it);
+Usage: python3 sam_translate.py <template.yaml> [Name=value ...] (template parameter values, as
+`sam deploy --parameter-overrides` passes them). Needs the aws-sam-translator package (cfn-lint brings it);
 no AWS call: local CodeUris become S3 locations as `sam package` would make them, and the managed policy
 ARNs SAM looks up are given.
 """
@@ -28,7 +29,7 @@ class ManagedPolicies:
         return MANAGED_POLICIES
 
 
-def main(path):
+def main(path, overrides=()):
     # The translator resolves AWS::Region for partition lookups; any region translates the same.
     os.environ.setdefault("AWS_DEFAULT_REGION", "ap-southeast-1")
     template = yaml_parse(open(path, encoding="utf-8").read())
@@ -38,7 +39,8 @@ def main(path):
         if resource.get("Type") == "AWS::Serverless::Function" and isinstance(uri, str):
             props["CodeUri"] = "s3://artifacts/" + uri.strip("./").replace("/", "-") + ".zip"
     try:
-        translated = transform(template, {}, ManagedPolicies())
+        parameters = dict(o.split("=", 1) for o in overrides)
+        translated = transform(template, parameters, ManagedPolicies())
     except InvalidDocumentException as e:
         sys.stderr.write("\n".join(cause.message for cause in e.causes) + "\n")
         return 1
@@ -47,4 +49,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1]))
+    sys.exit(main(sys.argv[1], sys.argv[2:]))

@@ -3,6 +3,7 @@ package io.ordertimeout.local;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
 import com.sun.net.httpserver.HttpServer;
 import io.ordertimeout.embedded.wechat.HttpServers;
 import io.ordertimeout.metrics.Metrics;
@@ -68,6 +69,14 @@ final class ApiGatewayServer implements AutoCloseable {
     server.setExecutor(threads);
     server.createContext("/", this::serve);
     server.start();
+  }
+
+  /**
+   * A local-only control under {@code prefix} (the longest matching prefix wins over "/"), e.g.
+   * {@link LocalTenants#PATH}; no template route starts with "/_local".
+   */
+  void control(String prefix, HttpHandler handler) {
+    server.createContext(prefix, handler);
   }
 
   URI baseUrl() {

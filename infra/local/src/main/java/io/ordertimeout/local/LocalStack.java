@@ -3,11 +3,8 @@ package io.ordertimeout.local;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
 import io.ordertimeout.wechat.GatewaySettings;
-import io.ordertimeout.wechat.MerchantCredentials;
 import io.ordertimeout.wechat.PaymentGateway;
-import io.ordertimeout.wechat.StaticMerchantDirectory;
 import io.ordertimeout.wechat.WeChatPayGateway;
 import io.ordertimeout.wiring.Components;
 import java.io.PrintStream;
@@ -59,6 +56,8 @@ public final class LocalStack implements AutoCloseable {
   private final String schema;
   private final OtcConfig config;
   private final WeChatPaySimulator simulator;
+  private final LocalMerchants merchants;
+  private final LocalTenants tenants;
   private final Components app;
   private final SamTemplate template;
   private final List<LocalFunction> functions = new ArrayList<>();
@@ -72,12 +71,19 @@ public final class LocalStack implements AutoCloseable {
     this.schema = servers.createSchema("local");
     this.config = OtcConfig.fromEnvironment(localEnvironment(environment));
     this.simulator = WeChatPaySimulator.start();
-    this.app = new Components(config, null, gatewayFor(simulator));
+    this.merchants = new LocalMerchants(simulator);
+    this.app = new Components(config, null, gatewayFor(simulator, merchants));
     DemoCatalog.seed(app.dataSource());
     RouteTable routes = loadFunctions();
     this.api =
         new ApiGatewayServer(routes, app.metrics(), stopping::get, options.host(), options.port());
     simulator.setWebhookUrl(URI.create(api.baseUrl() + "/wechatpay/notify"));
+    merchants.notifyAt(api.baseUrl());
+    // as WeChat: a trade's notifications go to the notify_url its prepay sent, which names the
+    // order's tenant; the webhook URL above serves trades prepaid without one
+    simulator.setFollowNotifyUrl(true);
+    this.tenants = new LocalTenants(app.dataSource(), merchants, config.tenants());
+    api.control(LocalTenants.PATH, tenants::serve);
     // WeChat retries over 24h4m; at 1/100 a lost notification is retried within 15 minutes
     simulator.setRetryScale(0.01);
     this.schedules = ScheduleRunner.forAll(functions, options.scheduleScale());
@@ -85,24 +91,12 @@ public final class LocalStack implements AutoCloseable {
   }
 
   /**
-   * The real WeChat Pay SDK pointed at the in-process simulator, with the simulator's merchant
-   * keys: the same gateway production builds from the merchant secret.
+   * The real WeChat Pay SDK pointed at the in-process simulator, with the merchant accounts of
+   * {@code merchants}: the same gateway production builds from the merchant secret.
    */
-  static PaymentGateway gatewayFor(WeChatPaySimulator wechat) {
-    MerchantCredentials merchant =
-        new MerchantCredentials(
-            wechat.mchid(),
-            wechat.appid(),
-            wechat.merchantSerialNumber(),
-            wechat.merchantPrivateKeyPem(),
-            wechat.apiV3Key(),
-            wechat.platformPublicKeyId(),
-            wechat.platformPublicKeyPem(),
-            "http://127.0.0.1/wechatpay/notify");
+  static PaymentGateway gatewayFor(WeChatPaySimulator wechat, LocalMerchants merchants) {
     return new WeChatPayGateway(
-        new StaticMerchantDirectory(Map.of(EnvironmentMerchantDirectory.DEFAULT_TENANT, merchant)),
-        Clock.systemUTC(),
-        GatewaySettings.production().withBaseUrl(wechat.baseUrl()));
+        merchants, Clock.systemUTC(), GatewaySettings.production().withBaseUrl(wechat.baseUrl()));
   }
 
   /** Starts the servers, the handlers, the HTTP API and the schedules. */
@@ -180,7 +174,17 @@ public final class LocalStack implements AutoCloseable {
         "  WeChat Pay    " + simulator.baseUrl() + " (simulator, mchid " + simulator.mchid() + ")");
     out.println(
         "  WeChat ctl    " + simulator.baseUrl() + "/_sim (./local wechat; GET lists routes)");
-    out.println("  webhook       " + api.baseUrl() + "/wechatpay/notify");
+    out.println(
+        "  webhook       "
+            + api.baseUrl()
+            + "/wechatpay/notify (tenant default), /wechatpay/notify/<tenantId>");
+    out.println(
+        "  tenants       "
+            + api.baseUrl()
+            + LocalTenants.PATH
+            + " (./local tenant add|list; merchant accounts: "
+            + merchants.all().keySet()
+            + ")");
     for (ScheduleRunner s : schedules) {
       out.printf(
           "  schedule      %-24s %s -> every %d ms%n",

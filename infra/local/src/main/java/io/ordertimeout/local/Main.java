@@ -46,6 +46,10 @@ public final class Main {
       return new AdminCommand(LocalEndpoints.defaultFile())
           .run(args.subList(1, args.size()), out, System.err);
     }
+    if (!args.isEmpty() && args.get(0).equals(TenantCommand.NAME)) {
+      return new TenantCommand(LocalEndpoints.defaultFile())
+          .run(args.subList(1, args.size()), out, System.err);
+    }
     if (args.isEmpty() || !COMMANDS.containsKey(args.get(0))) {
       usage(out);
       return 2;
@@ -79,13 +83,19 @@ public final class Main {
     out.println(
         "        operate it: dead letters, an order's story, force-close, pause, compensation;"
             + " --api <ApiUrl> for a deployed stack (SigV4)");
+    out.println("  tenant add <tenantId> [--sku SKU=QTY ...] | list   (./local tenant help)");
+    out.println(
+        "        onboard a tenant on a running ./local up: row, stock, merchant; its notify URL"
+            + " and IAM mapping");
     out.println(
         "commands: "
             + String.join(", ", COMMANDS.keySet())
             + ", "
             + WeChatCommand.NAME
             + ", "
-            + AdminCommand.NAME);
+            + AdminCommand.NAME
+            + ", "
+            + TenantCommand.NAME);
   }
 
   private static int up(Flags flags, PrintStream out) throws InterruptedException {

@@ -38,6 +38,9 @@ final class PayloadV2 {
   /** The local caller: API Gateway verified a SigV4 signature on AWS; nothing is verified here. */
   static final String LOCAL_ACCOUNT = "000000000000";
 
+  /** The IAM caller every request of the local gateway carries (OTC_TENANT_PRINCIPALS maps it). */
+  static final String LOCAL_CALLER = "arn:aws:iam::" + LOCAL_ACCOUNT + ":user/local-mall-backend";
+
   private PayloadV2() {}
 
   static APIGatewayV2HTTPEvent event(Request request, RouteTable.Match match) {
@@ -89,7 +92,7 @@ final class PayloadV2 {
   private static APIGatewayV2HTTPEvent.RequestContext.Authorizer iamCaller() {
     APIGatewayV2HTTPEvent.RequestContext.IAM iam = new APIGatewayV2HTTPEvent.RequestContext.IAM();
     iam.setAccountId(LOCAL_ACCOUNT);
-    iam.setUserArn("arn:aws:iam::" + LOCAL_ACCOUNT + ":user/local-mall-backend");
+    iam.setUserArn(LOCAL_CALLER);
     iam.setUserId("LOCAL");
     iam.setAccessKey("LOCAL");
     iam.setCallerId("LOCAL");

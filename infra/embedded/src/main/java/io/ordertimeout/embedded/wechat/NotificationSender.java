@@ -94,7 +94,11 @@ final class NotificationSender implements AutoCloseable {
    * is lost.
    */
   void schedule(NotificationBuilder notification, String outTradeNo, Duration delay) {
-    URI target = webhook;
+    scheduleTo(webhook, notification, outTradeNo, delay);
+  }
+
+  /** As {@link #schedule}, to {@code target} instead of the webhook URL; null loses it. */
+  void scheduleTo(URI target, NotificationBuilder notification, String outTradeNo, Duration delay) {
     if (target == null) {
       return;
     }

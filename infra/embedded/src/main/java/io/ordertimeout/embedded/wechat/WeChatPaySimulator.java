@@ -72,6 +72,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private final Map<Endpoint, Deque<Fault>> faults = new EnumMap<>(Endpoint.class);
   private final Map<Endpoint, Duration> latencies = new ConcurrentHashMap<>();
   private volatile Duration hangTime = Duration.ofSeconds(10);
+  private volatile boolean followNotifyUrl;
   private final NotificationControls notices = new NotificationControls();
 
   /** Late payments of each trade, in the order they were asked for; guarded by itself. */
@@ -308,10 +309,30 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** Lost copies are simply not scheduled: the webhook never hears of them, not even a retry. */
   private int scheduleNotifications(String outTradeNo, int copiesOverride) {
     NotificationControls.Plan plan = notices.plan(outTradeNo, copiesOverride);
+    Optional<URI> tradeUrl = followNotifyUrl ? tradeNotifyUrl(outTradeNo) : Optional.empty();
     for (int copy = 0; copy < plan.delivered(); copy++) {
-      sender.schedule(notification(outTradeNo), outTradeNo, plan.delay());
+      if (tradeUrl.isPresent()) {
+        sender.scheduleTo(tradeUrl.get(), notification(outTradeNo), outTradeNo, plan.delay());
+      } else {
+        sender.schedule(notification(outTradeNo), outTradeNo, plan.delay());
+      }
     }
     return plan.delivered();
+  }
+
+  /** The trade's notify_url when it is an absolute http(s) URL; else empty (the webhook URL). */
+  private Optional<URI> tradeNotifyUrl(String outTradeNo) {
+    return book.notifyUrl(outTradeNo)
+        .flatMap(
+            url -> {
+              try {
+                URI uri = URI.create(url);
+                boolean http = "http".equals(uri.getScheme()) || "https".equals(uri.getScheme());
+                return http && uri.getHost() != null ? Optional.of(uri) : Optional.empty();
+              } catch (IllegalArgumentException e) {
+                return Optional.empty();
+              }
+            });
   }
 
   // ---- notification controls ----
@@ -319,6 +340,16 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** Where notifications of later payments go (fixed per payment); null loses them. */
   public void setWebhookUrl(URI url) {
     sender.webhook(url);
+  }
+
+  /**
+   * true: each payment's notifications go to the notify_url its trade's first prepay sent, as
+   * WeChat sends them (a tenant's own {@code /wechatpay/notify/<tenantId>}), and to the webhook URL
+   * only for a trade without a usable one. false, the default: every notification goes to the
+   * webhook URL, so a test may prepay with any notify_url.
+   */
+  public void setFollowNotifyUrl(boolean follow) {
+    this.followNotifyUrl = follow;
   }
 
   /** Multiplies WeChat's retry gaps (15s .. 6h); 0.001 turns 24h4m into about 87 s. */

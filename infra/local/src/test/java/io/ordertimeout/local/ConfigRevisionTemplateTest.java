@@ -1,0 +1,98 @@
+package io.ordertimeout.local;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Why onboarding a tenant on AWS bumps OTC_CONFIG_REVISION (README, "Onboarding a tenant"): every
+ * function reads the merchant secret and OTC_TENANT_PRINCIPALS at init, and SnapStart serves the
+ * snapshot of the version that ran it; SAM publishes a version only when the version's hash
+ * changes, computed from the code location and the Environment as written. Checked on the template
+ * as the SAM transform turns it (aws-sam-translator; skipped without it, as the other translation
+ * tests).
+ */
+class ConfigRevisionTemplateTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Path ROOT = Main.templatePath().getParent();
+  private static final String REVISION = "        OTC_CONFIG_REVISION: \"1\"\n";
+
+  @Test
+  void aNewTenantPrincipalsValueAlonePublishesNoVersion() throws Exception {
+    Map<String, String> before = versions(ROOT.resolve("template.yaml"));
+    Map<String, String> after =
+        versions(
+            ROOT.resolve("template.yaml"),
+            "TenantPrincipals={\"arn:aws:iam::123456789012:role/mall-a\":[\"shop-a\"]}");
+
+    assertThat(before).hasSize(6);
+    // the same version resources: the live alias keeps the version whose init read the old value
+    assertThat(after).isEqualTo(before);
+  }
+
+  @Test
+  void aNewConfigRevisionPublishesAVersionOfEveryFunctionBehindItsAlias(@TempDir Path dir)
+      throws Exception {
+    String template = Files.readString(ROOT.resolve("template.yaml"), StandardCharsets.UTF_8);
+    assertThat(template)
+        .as("the Globals environment sets the revision once")
+        .containsOnlyOnce(REVISION);
+    Path bumped = dir.resolve("template.yaml");
+    Files.writeString(
+        bumped,
+        template.replace(REVISION, REVISION.replace("\"1\"", "\"2\"")),
+        StandardCharsets.UTF_8);
+
+    Map<String, String> before = versions(ROOT.resolve("template.yaml"));
+    Map<String, String> after = versions(bumped);
+
+    assertThat(after).hasSize(6).containsOnlyKeys(before.keySet());
+    after.forEach(
+        (function, version) ->
+            assertThat(version).as("version of %s", function).isNotEqualTo(before.get(function)));
+  }
+
+  /** Function logical id -> the logical id of the version its live alias points at. */
+  private static Map<String, String> versions(Path template, String... parameters)
+      throws Exception {
+    Path python = TemplateProductionTest.onPath("python3");
+    assumeTrue(python != null, "python3 is not on the PATH: SAM translation skipped");
+    assumeTrue(
+        TemplateProductionTest.run(ROOT, python.toString(), "-c", "import samtranslator").code()
+            == 0,
+        "aws-sam-translator is not installed (pip install cfn-lint brings it): skipped");
+    List<String> command = new ArrayList<>();
+    command.add(python.toString());
+    command.add(TemplateProductionTest.tool("sam_translate.py").toString());
+    command.add(template.toString());
+    command.addAll(List.of(parameters));
+    TemplateProductionTest.Result out =
+        TemplateProductionTest.run(ROOT, false, command.toArray(String[]::new));
+    assertThat(out.code()).as("sam_translate.py failed; run it by hand to see why").isZero();
+    Map<String, String> versions = new TreeMap<>();
+    JSON.readTree(out.output())
+        .path("Resources")
+        .fields()
+        .forEachRemaining(
+            e -> {
+              JsonNode p = e.getValue().path("Properties");
+              if (e.getValue().path("Type").asText().equals("AWS::Lambda::Alias")) {
+                versions.put(
+                    p.at("/FunctionName/Ref").asText(),
+                    p.at("/FunctionVersion/Fn::GetAtt/0").asText());
+              }
+            });
+    return versions;
+  }
+}
