@@ -1,0 +1,146 @@
+package io.ordertimeout.local;
+
+import static io.ordertimeout.local.IsolationStack.TENANTS;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import io.ordertimeout.embedded.wechat.SignedNotification;
+import io.ordertimeout.local.TenantFingerprints.Snapshot;
+import io.ordertimeout.util.Json;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The webhook, the timeout sweep, the stream consumer and a compensation pass across twelve tenants
+ * with overlapping ids (issue 18 item 5): each acts on the tenant it is for, found by (tenant, id),
+ * and leaves every other tenant's rows and Redis keys as they were. (Named to match both
+ * -Dtest=TenantIsolationTest* and surefire's default *Test include.)
+ */
+class TenantIsolationTestFunctionsTest extends IsolationFixture {
+
+  private void prepay(String tenant, String orderId) {
+    assertStatus(
+        as(
+            tenant,
+            "POST",
+            "/orders/" + orderId + "/prepay",
+            "{\"openId\":\"" + IsolationStack.OPEN_ID + "\"}"),
+        200);
+  }
+
+  @Test
+  void aNotificationSignedForOneTenantIsRefusedAtAnotherssUrlAndPaysOnlyItsOwnOrder()
+      throws Exception {
+    prepay("t06", ORDER_2);
+    prepay("t07", ORDER_2);
+    SignedNotification forSix = notificationOfPaid("t06", ORDER_2);
+    SignedNotification forSeven = notificationOfPaid("t07", ORDER_2);
+    Snapshot before = snapshot();
+
+    APIGatewayV2HTTPResponse sixAtSeven = iso.notify("t07", forSix);
+    APIGatewayV2HTTPResponse sevenAtSix = iso.notify("t06", forSeven);
+
+    // neither verifies with the keys of the tenant its URL names: a bad signature, WeChat retries
+    assertStatus(sixAtSeven, 401);
+    assertStatus(sevenAtSix, 401);
+    TenantFingerprints.assertNone(
+        "crossed notifications", before, snapshot(), fingerprints.buckets());
+
+    assertStatus(iso.notify("t06", forSix), 204);
+    Snapshot paidSix = assertOnly("t06's notification at t06", before, "t06");
+    String txSix = merchant("t06").trade(ORDER_2).orElseThrow().transactionId();
+    assertThat(row("t06", "status, transaction_id", "orders", ORDER_2))
+        .isEqualTo("PAID|" + txSix + "|");
+    assertThat(row("t07", "status, transaction_id", "orders", ORDER_2)).isEqualTo("UNPAID|null|");
+    assertThat(stock("t06", "sku-1"))
+        .isEqualTo("103|1|2|"); // 106: order 1 reserves 1, order 2 sold 2
+    assertStatus(iso.notify("t07", forSeven), 204);
+    assertOnly("t07's notification at t07", paidSix, "t07");
+  }
+
+  private SignedNotification notificationOfPaid(String tenant, String orderId) {
+    merchant(tenant).pay(orderId);
+    return merchant(tenant).notification(orderId).build();
+  }
+
+  @Test
+  void theSweepClosesOnlyTheDueTenantsOrderOfASharedId() throws Exception {
+    String due = "wx20261201000009";
+    for (int n = 1; n <= TENANTS.size(); n++) {
+      String t = TENANTS.get(n - 1);
+      place(t, due, n * 100 + 9, null, "[" + item("sku-1", 1) + "]", t.equals("t09") ? 1 : 900);
+    }
+    Snapshot before = snapshot();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                iso.stack.count(
+                        "SELECT COUNT(*) FROM orders WHERE tenant_id = 't09' AND order_id = '"
+                            + due
+                            + "' AND expire_at <= NOW(3)")
+                    == 1);
+
+    String summary = iso.sweep();
+
+    assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isOne();
+    assertOnly("sweep", before, "t09");
+    assertThat(row("t09", "status, close_reason", "orders", due)).isEqualTo("CLOSED|TIMEOUT|");
+    assertThat(iso.stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isOne();
+  }
+
+  @Test
+  void theConsumerClosesOnlyTheCancellingTenantsOrders() throws Exception {
+    Snapshot before = snapshot();
+    assertStatus(as("t03", "POST", "/orders/" + ORDER_1 + "/cancel", null), 202);
+    assertStatus(as("t08", "POST", "/orders/" + ORDER_3 + "/cancel", null), 202);
+    Snapshot requested = assertOnly("cancel requests", before, "t03", "t08");
+
+    String summary = iso.consume();
+
+    assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isEqualTo(2);
+    assertOnly("consumer", requested, "t03", "t08");
+    assertThat(row("t03", "status, close_reason", "orders", ORDER_1))
+        .isEqualTo("CLOSED|USER_CANCEL|");
+    assertThat(row("t08", "status, close_reason", "orders", ORDER_3))
+        .isEqualTo("CLOSED|USER_CANCEL|");
+    assertThat(stock("t03", "sku-1")).isEqualTo("101|2|0|"); // 103 - order 2's two
+    assertThat(iso.stack.dump("SELECT status FROM coupons WHERE tenant_id = 't03'"))
+        .containsExactly("AVAILABLE|");
+    assertThat(iso.stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(2);
+  }
+
+  @Test
+  void compensationRepairsAndPaysOnlyTheTenantsItFindsOff() throws Exception {
+    // t10's order 1 lost its timer; t11's and t12's order 2 were prepaid long ago, only t11's paid
+    String shard = String.valueOf(iso.stack.app().timers().shardOf(ORDER_1));
+    String prefix = iso.stack.app().config().keyPrefix();
+    assertThat(
+            iso.stack.app().redis().sync().zrem(prefix + ":{t" + shard + "}:timers@t10", ORDER_1))
+        .as("t10's payment timer of %s under the contract's key", ORDER_1)
+        .isOne();
+    for (String t : new String[] {"t11", "t12"}) {
+      prepay(t, ORDER_2);
+      iso.stack.update(
+          "UPDATE orders SET prepaid_at = prepaid_at - INTERVAL 10 MINUTE"
+              + " WHERE tenant_id = ? AND order_id = ?",
+          t,
+          ORDER_2);
+    }
+    merchant("t11").pay(ORDER_2); // its notification is lost: no webhook is set
+    Snapshot before = snapshot();
+
+    String report = iso.compensate();
+
+    var counts = Json.MAPPER.readTree(report).path("counts");
+    assertThat(counts.path("rescheduled").asLong()).as(report).isOne();
+    assertThat(counts.path("lost_notifications_paid").asLong()).as(report).isOne();
+    assertOnly("compensation", before, "t10", "t11");
+    assertThat(row("t11", "status", "orders", ORDER_2)).isEqualTo("PAID|");
+    assertThat(row("t12", "status", "orders", ORDER_2)).isEqualTo("UNPAID|");
+    assertThat(
+            iso.stack.app().redis().sync().zscore(prefix + ":{t" + shard + "}:timers@t10", ORDER_1))
+        .isNotNull();
+  }
+}
