@@ -31,21 +31,29 @@ abstract class IsolationFixture {
   static final String NOWHERE = "wx20261201000098";
   static final String SHIPMENT = "{\"carrier\":\"SF\",\"trackingNo\":\"SF1234567890\"}";
 
+  /**
+   * Lives as long as the class: a (tenant, order id) pair is prepaid by one test of a class at
+   * most, since a simulator keeps its trades.
+   */
   static IsolationStack.Merchants merchants;
+
+  private static long checksAtStart;
   IsolationStack iso;
   TenantFingerprints fingerprints;
 
   @BeforeAll
   static void startMerchants() {
     merchants = new IsolationStack.Merchants();
+    checksAtStart = TenantFingerprints.CHECKS.get();
   }
 
   @AfterAll
-  static void stopMerchants() {
+  static void stopMerchants(org.junit.jupiter.api.TestInfo info) {
     merchants.close();
+    long total = TenantFingerprints.CHECKS.get();
     System.out.printf(
-        "tenant isolation: %d cross-tenant checks so far in this JVM%n",
-        TenantFingerprints.CHECKS.get());
+        "%s: %d cross-tenant checks (%d in this JVM so far)%n",
+        info.getDisplayName(), total - checksAtStart, total);
   }
 
   @BeforeEach
@@ -86,7 +94,7 @@ abstract class IsolationFixture {
       place(t, ORDER_3, n * 100 + 3, null, "[" + item("sku-2", 3) + "]");
     }
     place("t01", T01_ONLY, 199, null, "[" + item("sku-1", 1) + "]");
-    iso.stack.relayOutboxToStream();
+    iso.relay();
     iso.consume(); // the placements' events, so a later consumer step reads only its own
   }
 
@@ -154,7 +162,7 @@ abstract class IsolationFixture {
 
   /** Relays the outbox (so events of earlier steps are on the stream), then fingerprints. */
   Snapshot snapshot() {
-    iso.stack.relayOutboxToStream();
+    iso.relay();
     return fingerprints.take();
   }
 

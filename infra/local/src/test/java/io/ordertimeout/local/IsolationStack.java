@@ -4,6 +4,8 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.outbox.OutboxRelay;
+import io.ordertimeout.outbox.RelaySettings;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wechat.GatewaySettings;
 import io.ordertimeout.wechat.MerchantCredentials;
@@ -88,12 +90,22 @@ final class IsolationStack implements AutoCloseable {
   final Merchants merchants;
   private final Map<String, LocalFunction> functions = new LinkedHashMap<>();
   private final RouteTable routes;
+  private final OutboxRelay relay;
 
   IsolationStack(String hint, Merchants merchants) {
     this.merchants = merchants;
     this.stack =
         TestStack.withOverrides(
-            hint, Map.of("OTC_TENANT_PRINCIPALS", principals()), new TenantGateways(merchants));
+            hint,
+            Map.of(
+                "OTC_TENANT_PRINCIPALS",
+                principals(),
+                // a sweep pass starts only with a WeChat step's time left (10 s by default): 2 s
+                // keeps each scheduled invocation here at a few seconds
+                "OTC_WECHAT_STEP_TIMEOUT_MS",
+                "2000"),
+            new TenantGateways(merchants));
+    this.relay = stack.app().newRelay(RelaySettings.defaults(), null);
     List<RouteTable.Entry> entries = new ArrayList<>();
     for (SamTemplate.Function f : SamTemplate.read(Main.templatePath()).functions()) {
       LocalFunction fn =
@@ -200,10 +212,19 @@ final class IsolationStack implements AutoCloseable {
 
   /** {@code POST /wechatpay/notify/{tenant}} with {@code n}'s headers and body. */
   APIGatewayV2HTTPResponse notify(String tenant, SignedNotification n) {
+    return send("POST", "/wechatpay/notify/" + tenant, headersOf(n), n.body(), null);
+  }
+
+  /** {@code POST /wechatpay/notify}, the default tenant's URL from before tenants had their own. */
+  APIGatewayV2HTTPResponse notifyOldUrl(SignedNotification n) {
+    return send("POST", "/wechatpay/notify", headersOf(n), n.body(), null);
+  }
+
+  private static Map<String, List<String>> headersOf(SignedNotification n) {
     Map<String, List<String>> headers = new LinkedHashMap<>();
     headers.put("content-type", List.of("application/json"));
     n.headers().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), List.of(v)));
-    return send("POST", "/wechatpay/notify/" + tenant, headers, n.body(), null);
+    return headers;
   }
 
   private APIGatewayV2HTTPResponse send(
@@ -243,8 +264,22 @@ final class IsolationStack implements AutoCloseable {
         fn.invoke(event, new LocalContext(logicalId, timeoutMillis, () -> false)));
   }
 
+  /**
+   * One relay pass of the outbox to the stream, with one relay for the whole test whose lease is
+   * given back at once (TestStack#relayOutboxToStream builds a new relay per call, and the lease an
+   * earlier one still holds would keep it from publishing).
+   */
+  int relay() {
+    try {
+      return relay.relayOnce();
+    } finally {
+      relay.release();
+    }
+  }
+
+  /** One sweep invocation with 1.5 s of passes beyond the 2 s WeChat step it keeps in hand. */
   String sweep() {
-    return schedule("TimeoutSweepFunction", 1_500);
+    return schedule("TimeoutSweepFunction", 3_500);
   }
 
   String consume() {

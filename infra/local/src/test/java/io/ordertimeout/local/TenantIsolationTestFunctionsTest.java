@@ -44,6 +44,8 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     // neither verifies with the keys of the tenant its URL names: a bad signature, WeChat retries
     assertStatus(sixAtSeven, 401);
     assertStatus(sevenAtSix, 401);
+    // nor at the old URL, which serves the default tenant (no merchant keys here)
+    assertThat(iso.notifyOldUrl(forSix).getStatusCode()).isIn(400, 401);
     TenantFingerprints.assertNone(
         "crossed notifications", before, snapshot(), fingerprints.buckets());
 
