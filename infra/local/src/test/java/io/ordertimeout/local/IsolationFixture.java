@@ -96,6 +96,32 @@ abstract class IsolationFixture {
     place("t01", T01_ONLY, 199, null, "[" + item("sku-1", 1) + "]");
     iso.relay();
     iso.consume(); // the placements' events, so a later consumer step reads only its own
+    assertSeededApart(snapshot());
+  }
+
+  /**
+   * Each tenant holds its own rows and timers only: 3 orders, 2 SKUs, 1 coupon (t01 one order
+   * more), 3 payment timers and 1 coupon timer under its own keys; nothing is the default tenant's
+   * or no known tenant's.
+   */
+  private static void assertSeededApart(Snapshot seeded) {
+    for (String t : TENANTS) {
+      int orders = t.equals("t01") ? 4 : 3;
+      assertThat(seeded.db(t).stream().filter(l -> l.startsWith("orders: ")).count())
+          .as("%s's orders", t)
+          .isEqualTo(orders);
+      assertThat(seeded.db(t).stream().filter(l -> l.startsWith("stock: ")).count()).isEqualTo(2);
+      assertThat(seeded.db(t).stream().filter(l -> l.startsWith("coupons: ")).count()).isOne();
+      assertThat(seeded.redis(t).stream().filter(l -> l.contains(":timers@" + t)).count())
+          .as("%s's timers under its own keys: %s", t, seeded.redis(t))
+          .isEqualTo(orders + 1);
+      TenantFingerprints.CHECKS.addAndGet(4);
+    }
+    for (String bystander : List.of("default", TenantFingerprints.UNATTRIBUTED)) {
+      assertThat(seeded.db(bystander)).as("%s's rows", bystander).isEmpty();
+      assertThat(seeded.redis(bystander)).as("%s's Redis", bystander).isEmpty();
+      TenantFingerprints.CHECKS.addAndGet(2);
+    }
   }
 
   @AfterEach

@@ -2,6 +2,7 @@ package io.ordertimeout.local;
 
 import static io.ordertimeout.local.IsolationStack.TENANTS;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.local.TenantFingerprints.Snapshot;
@@ -40,6 +41,31 @@ class TenantIsolationTest extends IsolationFixture {
         parts[0],
         parts[1].replace("{id}", id),
         body == null || body.isEmpty() ? null : body);
+  }
+
+  /**
+   * The suite's own control: a step that writes the acting tenant's row or timer and a bystander's
+   * fails on the bystander.
+   */
+  @Test
+  void theFingerprintsCatchAWriteToAnotherTenantsRowOrTimer() {
+    Snapshot before = snapshot();
+    iso.stack.update(
+        "UPDATE orders SET amount_fen = amount_fen + 1"
+            + " WHERE tenant_id IN ('t01', 't02') AND order_id = ?",
+        ORDER_1);
+
+    assertThatThrownBy(() -> assertOnly("a row of t02's", before, "t01"))
+        .hasMessageContaining("bystander t02's rows");
+
+    Snapshot rowWritten = snapshot();
+    String prefix = iso.stack.app().config().keyPrefix();
+    for (String t : List.of("t01", "t03")) {
+      iso.stack.app().redis().sync().zadd(prefix + ":{t0}:timers@" + t + ":receipt", 1.0, "r:x");
+    }
+
+    assertThatThrownBy(() -> assertOnly("a timer of t03's", rowWritten, "t01"))
+        .hasMessageContaining("bystander t03's Redis");
   }
 
   @Test
