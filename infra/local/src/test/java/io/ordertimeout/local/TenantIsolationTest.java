@@ -123,10 +123,24 @@ class TenantIsolationTest extends IsolationFixture {
           assertThat(json(r).at("/error/code").asText()).isEqualTo("TENANT_NOT_ALLOWED");
           TenantFingerprints.CHECKS.incrementAndGet();
         }
-        APIGatewayV2HTTPResponse coupon =
-            iso.http(IsolationStack.caller(caller), other, "GET", "/coupons/cp-1", null);
-        assertStatus(coupon, 403);
-        TenantFingerprints.CHECKS.incrementAndGet();
+        String order =
+            "{\"orderId\":\"wx20261201000042\",\"userId\":\"u-x\",\"items\":["
+                + item("sku-1", 1)
+                + "],\"amountFen\":100}";
+        String coupon =
+            "{\"couponId\":\"cp-42\",\"userId\":\"u-x\",\"validUntil\":\""
+                + Instant.now().plusSeconds(3_600)
+                + "\"}";
+        String who = IsolationStack.caller(caller);
+        for (APIGatewayV2HTTPResponse r :
+            List.of(
+                iso.http(who, other, "GET", "/coupons/cp-1", null),
+                iso.http(who, other, "POST", "/orders", order),
+                iso.http(who, other, "POST", "/coupons", coupon))) {
+          assertStatus(r, 403);
+          assertThat(json(r).at("/error/code").asText()).isEqualTo("TENANT_NOT_ALLOWED");
+          TenantFingerprints.CHECKS.incrementAndGet();
+        }
       }
     }
 
