@@ -61,17 +61,47 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     assertOnly("t07's notification at t07", paidSix, "t07");
   }
 
+  @Test
+  void aPaymentAfterCloseIsRecordedAndRefundedForItsTenantOnly() throws Exception {
+    prepay("t02", ORDER_3);
+    prepay("t03", ORDER_3);
+    SignedNotification late = notificationOfPaid("t02", ORDER_3);
+    // t02's close raced the payment: closed without a WeChat call, as if never prepaid
+    iso.stack.update(
+        "UPDATE orders SET prepaid_at = NULL, prepay_id = NULL"
+            + " WHERE tenant_id = 't02' AND order_id = ?",
+        ORDER_3);
+    assertStatus(as("t02", "POST", "/orders/" + ORDER_3 + "/cancel", null), 202);
+    Snapshot requested = snapshot();
+    iso.consume();
+    Snapshot closed = assertOnly("t02's close", requested, "t02");
+    assertThat(row("t02", "status", "orders", ORDER_3)).isEqualTo("CLOSED|");
+
+    APIGatewayV2HTTPResponse r = iso.notify("t02", late);
+
+    assertThat(r.getStatusCode()).as(r.getBody()).isBetween(200, 204);
+    assertOnly("paid after close", closed, "t02");
+    assertThat(row("t02", "amount_fen, detected_by", "paid_after_close", ORDER_3))
+        .isEqualTo("203|NOTIFY|");
+    assertThat(iso.stack.count("SELECT COUNT(*) FROM paid_after_close")).isOne();
+    assertThat(merchant("t02").trade(ORDER_3).orElseThrow().refundedFen()).isEqualTo(203);
+    assertThat(merchant("t03").trade(ORDER_3).orElseThrow().refundedFen()).isZero();
+    assertThat(row("t03", "status, prepay_id IS NOT NULL", "orders", ORDER_3))
+        .isEqualTo("UNPAID|1|");
+  }
+
   private SignedNotification notificationOfPaid(String tenant, String orderId) {
     merchant(tenant).pay(orderId);
     return merchant(tenant).notification(orderId).build();
   }
 
   @Test
-  void theSweepClosesOnlyTheDueTenantsOrderOfASharedId() throws Exception {
+  void theSweepClosesOnlyTheDueTenantsOrdersOfASharedId() throws Exception {
     String due = "wx20261201000009";
     for (int n = 1; n <= TENANTS.size(); n++) {
       String t = TENANTS.get(n - 1);
-      place(t, due, n * 100 + 9, null, "[" + item("sku-1", 1) + "]", t.equals("t09") ? 1 : 900);
+      boolean soon = t.equals("t09") || t.equals("t10");
+      place(t, due, n * 100 + 9, null, "[" + item("sku-1", 1) + "]", soon ? 1 : 900);
     }
     Snapshot before = snapshot();
     await()
@@ -79,17 +109,17 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
         .until(
             () ->
                 iso.stack.count(
-                        "SELECT COUNT(*) FROM orders WHERE tenant_id = 't09' AND order_id = '"
-                            + due
-                            + "' AND expire_at <= NOW(3)")
-                    == 1);
+                        "SELECT COUNT(*) FROM orders WHERE order_id = ? AND expire_at <= NOW(3)",
+                        due)
+                    == 2);
 
     String summary = iso.sweep();
 
-    assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isOne();
-    assertOnly("sweep", before, "t09");
+    assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isEqualTo(2);
+    assertOnly("sweep", before, "t09", "t10");
     assertThat(row("t09", "status, close_reason", "orders", due)).isEqualTo("CLOSED|TIMEOUT|");
-    assertThat(iso.stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isOne();
+    assertThat(row("t10", "status, close_reason", "orders", due)).isEqualTo("CLOSED|TIMEOUT|");
+    assertThat(iso.stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(2);
   }
 
   @Test
