@@ -5,7 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
+import io.ordertimeout.embedded.wechat.Endpoint;
+import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.SignedNotification;
+import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.local.TenantFingerprints.Snapshot;
 import io.ordertimeout.util.Json;
 import java.time.Duration;
@@ -123,6 +126,45 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
   }
 
   @Test
+  void aCloseTheSweepHandsToTheStreamIsTakenUpForItsTenantOnly() throws Exception {
+    String due = "wx20261201000008";
+    for (int n = 1; n <= TENANTS.size(); n++) {
+      String t = TENANTS.get(n - 1);
+      boolean soon = t.equals("t09") || t.equals("t10");
+      place(t, due, n * 100 + 8, null, "[" + item("sku-2", 1) + "]", soon ? 3 : 900);
+      if (soon) {
+        prepay(t, due);
+      }
+    }
+    // t09's merchant fails every query: its close fails for now and goes to the stream
+    merchant("t09").injectFault(Endpoint.QUERY, Fault.SYSTEM_ERROR, 1_000);
+    Snapshot before = snapshot();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                iso.stack.count(
+                        "SELECT COUNT(*) FROM orders WHERE order_id = ? AND expire_at <= NOW(3)",
+                        due)
+                    == 2);
+
+    String summary = iso.sweep();
+
+    assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isOne();
+    Snapshot swept = assertOnly("sweep with t09 failing", before, "t09", "t10");
+    assertThat(row("t10", "status", "orders", due)).isEqualTo("CLOSED|");
+    assertThat(row("t09", "status", "orders", due)).isEqualTo("UNPAID|");
+    assertThat(swept.redis("t09")).anyMatch(l -> l.contains("close_due") && l.contains(due));
+    merchant("t09").clearFaults();
+
+    iso.consume();
+
+    assertOnly("consumer of the hand-off", swept, "t09");
+    assertThat(row("t09", "status, close_reason", "orders", due)).isEqualTo("CLOSED|TIMEOUT|");
+    assertThat(merchant("t09").trade(due).orElseThrow().state()).isEqualTo(TradeState.CLOSED);
+  }
+
+  @Test
   void theConsumerClosesOnlyTheCancellingTenantsOrders() throws Exception {
     Snapshot before = snapshot();
     assertStatus(as("t03", "POST", "/orders/" + ORDER_1 + "/cancel", null), 202);
@@ -145,7 +187,7 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
 
   @Test
   void compensationRepairsAndPaysOnlyTheTenantsItFindsOff() throws Exception {
-    // t10's order 1 lost its timer; t11's and t12's order 2 were prepaid long ago, only t11's paid
+    // t10's order 1 lost its timer; t11's and t12's order 2 were prepaid long ago, only t11's paid;
     String shard = String.valueOf(iso.stack.app().timers().shardOf(ORDER_1));
     String prefix = iso.stack.app().config().keyPrefix();
     assertThat(
@@ -161,6 +203,13 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
           ORDER_2);
     }
     merchant("t11").pay(ORDER_2); // its notification is lost: no webhook is set
+    // t05's order 3 is closed, its timer left behind; t06's order 3 is UNPAID
+    assertStatus(as("t05", "POST", "/orders/" + ORDER_3 + "/cancel", null), 202);
+    iso.relay();
+    iso.consume();
+    assertThat(row("t05", "status", "orders", ORDER_3)).isEqualTo("CLOSED|");
+    String stale = prefix + ":{t" + iso.stack.app().timers().shardOf(ORDER_3) + "}:timers@t05";
+    iso.stack.app().redis().sync().zadd(stale, System.currentTimeMillis() + 600_000, ORDER_3);
     Snapshot before = snapshot();
 
     String report = iso.compensate();
@@ -168,7 +217,9 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     var counts = Json.MAPPER.readTree(report).path("counts");
     assertThat(counts.path("rescheduled").asLong()).as(report).isOne();
     assertThat(counts.path("lost_notifications_paid").asLong()).as(report).isOne();
-    assertOnly("compensation", before, "t10", "t11");
+    assertThat(counts.path("stale_timers_removed").asLong()).as(report).isOne();
+    assertOnly("compensation", before, "t05", "t10", "t11");
+    assertThat(iso.stack.app().redis().sync().zscore(stale, ORDER_3)).isNull();
     assertThat(row("t11", "status", "orders", ORDER_2)).isEqualTo("PAID|");
     assertThat(row("t12", "status", "orders", ORDER_2)).isEqualTo("UNPAID|");
     assertThat(
