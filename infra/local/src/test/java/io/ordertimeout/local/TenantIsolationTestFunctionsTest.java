@@ -12,6 +12,7 @@ import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.local.TenantFingerprints.Snapshot;
 import io.ordertimeout.util.Json;
 import java.time.Duration;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -99,12 +100,25 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
   }
 
   @Test
-  void theSweepClosesOnlyTheDueTenantsOrdersOfASharedId() throws Exception {
+  void theSweepClosesOnlyTheDueTenantsOrdersAndCouponsOfSharedIds() throws Exception {
     String due = "wx20261201000009";
     for (int n = 1; n <= TENANTS.size(); n++) {
       String t = TENANTS.get(n - 1);
       boolean soon = t.equals("t09") || t.equals("t10");
       place(t, due, n * 100 + 9, null, "[" + item("sku-1", 1) + "]", soon ? 1 : 900);
+      // coupon cp-2 of every tenant, t07's valid for 1 s only: a deadline of another kind
+      Instant validUntil = Instant.now().plusSeconds(t.equals("t07") ? 1 : 900);
+      assertStatus(
+          as(
+              t,
+              "POST",
+              "/coupons",
+              "{\"couponId\":\"cp-2\",\"userId\":\"u-"
+                  + t
+                  + "\",\"validUntil\":\""
+                  + validUntil
+                  + "\"}"),
+          201);
     }
     Snapshot before = snapshot();
     await()
@@ -115,11 +129,24 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
                         "SELECT COUNT(*) FROM orders WHERE order_id = ? AND expire_at <= NOW(3)",
                         due)
                     == 2);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                iso.stack.count(
+                        "SELECT COUNT(*) FROM coupons WHERE coupon_id = 'cp-2'"
+                            + " AND valid_until <= NOW(3)")
+                    == 1);
 
     String summary = iso.sweep();
 
     assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isEqualTo(2);
-    assertOnly("sweep", before, "t09", "t10");
+    assertOnly("sweep", before, "t07", "t09", "t10");
+    assertThat(
+            iso.stack.dump(
+                "SELECT tenant_id, status FROM coupons WHERE coupon_id = 'cp-2'"
+                    + " AND status <> 'AVAILABLE'"))
+        .containsExactly("t07|EXPIRED|");
     assertThat(row("t09", "status, close_reason", "orders", due)).isEqualTo("CLOSED|TIMEOUT|");
     assertThat(row("t10", "status, close_reason", "orders", due)).isEqualTo("CLOSED|TIMEOUT|");
     assertThat(iso.stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(2);
