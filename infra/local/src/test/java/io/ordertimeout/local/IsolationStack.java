@@ -196,9 +196,9 @@ final class IsolationStack implements AutoCloseable {
   }
 
   /**
-   * {@code method path} as API Gateway hands it to the route's function: routed by the template, as
-   * {@code caller} (AWS_IAM routes; null: no authorizer), with {@code X-Tenant-Id: tenant} unless
-   * null.
+   * {@code method path[?query]} as API Gateway hands it to the route's function: routed by the
+   * template, as {@code caller} (AWS_IAM routes; null: no authorizer), with {@code X-Tenant-Id:
+   * tenant} unless null.
    */
   APIGatewayV2HTTPResponse http(
       String caller, String tenant, String method, String path, String body) {
@@ -229,14 +229,17 @@ final class IsolationStack implements AutoCloseable {
 
   private APIGatewayV2HTTPResponse send(
       String method, String path, Map<String, List<String>> headers, String body, String caller) {
+    int q = path.indexOf('?');
+    String rawPath = q < 0 ? path : path.substring(0, q);
+    String rawQuery = q < 0 ? null : path.substring(q + 1);
     RouteTable.Match match =
         routes
-            .match(method, path)
+            .match(method, rawPath)
             .orElseThrow(() -> new AssertionError("no template route for " + method + " " + path));
     byte[] bytes = body == null ? null : body.getBytes(StandardCharsets.UTF_8);
     APIGatewayV2HTTPEvent event =
         PayloadV2.event(
-            new PayloadV2.Request(method, path, null, headers, bytes, "127.0.0.1"), match);
+            new PayloadV2.Request(method, rawPath, rawQuery, headers, bytes, "127.0.0.1"), match);
     APIGatewayV2HTTPEvent.RequestContext.Authorizer authorizer =
         event.getRequestContext().getAuthorizer();
     if (authorizer != null) {

@@ -224,6 +224,33 @@ class TenantIsolationTest extends IsolationFixture {
   }
 
   @Test
+  void theAdminRoutesActOnTheTenantTheyNameOnly() throws Exception {
+    String oncall = "arn:aws:iam::" + IsolationStack.ACCOUNT + ":user/oncall";
+    Snapshot before = snapshot();
+
+    APIGatewayV2HTTPResponse closed =
+        iso.http(
+            oncall,
+            null,
+            "POST",
+            "/admin/orders/" + ORDER_2 + "/force-close?tenantId=t04",
+            "{\"reason\":\"isolation suite\"}");
+
+    assertStatus(closed, 200);
+    Snapshot after = assertOnly("force-close t04", before, "t04");
+    assertThat(row("t04", "status", "orders", ORDER_2)).isEqualTo("CLOSED|");
+    APIGatewayV2HTTPResponse story =
+        iso.http(oncall, null, "GET", "/admin/orders/" + ORDER_1 + "?tenantId=t05", null);
+    assertStatus(story, 200);
+    assertThat(story.getBody()).contains("u-t05").doesNotContain("u-t04").doesNotContain("u-t06");
+    APIGatewayV2HTTPResponse foreign =
+        iso.http(oncall, null, "GET", "/admin/orders/" + T01_ONLY + "?tenantId=t02", null);
+    assertStatus(foreign, 404);
+    TenantFingerprints.CHECKS.addAndGet(2);
+    TenantFingerprints.assertNone("admin reads", after, snapshot(), fingerprints.buckets());
+  }
+
+  @Test
   void aCouponIssuedToOneTenantIsThatTenantsOnly() throws Exception {
     Snapshot before = snapshot();
 
