@@ -11,6 +11,7 @@ import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.local.TenantFingerprints.Snapshot;
 import io.ordertimeout.util.Json;
+import io.ordertimeout.wechat.PrepayCommand;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
@@ -62,7 +63,22 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     assertThat(stock("t06", "sku-1"))
         .isEqualTo("103|1|2|"); // 106: order 1 reserves 1, order 2 sold 2
     assertStatus(iso.notify("t07", forSeven), 204);
-    assertOnly("t07's notification at t07", paidSix, "t07");
+    Snapshot paidSeven = assertOnly("t07's notification at t07", paidSix, "t07");
+
+    // t02's merchant reports a paid trade under t01-only's id, same amount: t02 has no such order
+    iso.stack
+        .app()
+        .gateway()
+        .prepay(
+            "t02",
+            new PrepayCommand(
+                T01_ONLY, "x", 199, IsolationStack.OPEN_ID, Instant.now().plusSeconds(300)));
+    APIGatewayV2HTTPResponse foreign = iso.notify("t02", notificationOfPaid("t02", T01_ONLY));
+
+    assertThat(foreign.getStatusCode()).as(foreign.getBody()).isNotEqualTo(204);
+    TenantFingerprints.assertNone(
+        "t02's trade of t01's id", paidSeven, snapshot(), fingerprints.buckets());
+    assertThat(row("t01", "status", "orders", T01_ONLY)).isEqualTo("UNPAID|");
   }
 
   @Test
