@@ -199,6 +199,17 @@ abstract class IsolationFixture {
     return after;
   }
 
+  /**
+   * Whether {@code snapshot} holds a timer of {@code tenant}'s under its own key: {@code label} is
+   * the kind's ("receipt", "coupon"; null for the payment timeout), {@code member} e.g. "r:id".
+   */
+  static boolean hasTimer(Snapshot snapshot, String tenant, String label, String member) {
+    String key = ":timers@" + tenant + (label == null ? "" : ":" + label);
+    return snapshot.redis(tenant).stream()
+        .map(l -> l.split(" "))
+        .anyMatch(f -> f.length == 3 && f[0].endsWith(key) && f[1].equals(member));
+  }
+
   /** One row of a tenant's, as text (columns joined with '|'). */
   String row(String tenant, String columns, String table, String orderId) {
     List<String> rows =

@@ -207,6 +207,8 @@ class TenantIsolationTest extends IsolationFixture {
     }
 
     assertThat(row("t05", "status", "orders", ORDER_2)).isEqualTo("RECEIVED|");
+    assertThat(hasTimer(state, "t05", "complete", "c:" + ORDER_2)).isTrue();
+    assertThat(hasTimer(state, "t06", "complete", "c:" + ORDER_2)).isFalse();
     assertThat(row("t06", "*", "orders", ORDER_2)).isEqualTo(sixBefore).contains("|PAID|");
   }
 

@@ -56,6 +56,9 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
 
     assertStatus(iso.notify("t06", forSix), 204);
     Snapshot paidSix = assertOnly("t06's notification at t06", before, "t06");
+    assertThat(hasTimer(before, "t06", null, ORDER_2)).isTrue();
+    assertThat(hasTimer(paidSix, "t06", null, ORDER_2)).isFalse();
+    assertThat(hasTimer(paidSix, "t07", null, ORDER_2)).isTrue();
     String txSix = merchant("t06").trade(ORDER_2).orElseThrow().transactionId();
     assertThat(row("t06", "status, transaction_id", "orders", ORDER_2))
         .isEqualTo("PAID|" + txSix + "|");
@@ -157,7 +160,11 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     String summary = iso.sweep();
 
     assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isEqualTo(2);
-    assertOnly("sweep", before, "t07", "t09", "t10");
+    Snapshot swept = assertOnly("sweep", before, "t07", "t09", "t10");
+    assertThat(hasTimer(swept, "t09", null, due)).isFalse();
+    assertThat(hasTimer(swept, "t10", null, due)).isFalse();
+    assertThat(hasTimer(swept, "t07", "coupon", "k:cp-2")).isFalse();
+    assertThat(hasTimer(swept, "t08", "coupon", "k:cp-2")).isTrue();
     assertThat(
             iso.stack.dump(
                 "SELECT tenant_id, status FROM coupons WHERE coupon_id = 'cp-2'"
@@ -232,7 +239,10 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     String summary = iso.consume();
 
     assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).as(summary).isEqualTo(2);
-    assertOnly("consumer", requested, "t03", "t08");
+    Snapshot consumed = assertOnly("consumer", requested, "t03", "t08");
+    assertThat(hasTimer(consumed, "t03", null, ORDER_1)).isFalse();
+    assertThat(hasTimer(consumed, "t08", null, ORDER_3)).isFalse();
+    assertThat(hasTimer(consumed, "t04", null, ORDER_1)).isTrue();
     assertThat(row("t03", "status, close_reason", "orders", ORDER_1))
         .isEqualTo("CLOSED|USER_CANCEL|");
     assertThat(row("t08", "status, close_reason", "orders", ORDER_3))
@@ -276,7 +286,10 @@ class TenantIsolationTestFunctionsTest extends IsolationFixture {
     assertThat(counts.path("rescheduled").asLong()).as(report).isOne();
     assertThat(counts.path("lost_notifications_paid").asLong()).as(report).isOne();
     assertThat(counts.path("stale_timers_removed").asLong()).as(report).isOne();
-    assertOnly("compensation", before, "t05", "t10", "t11");
+    Snapshot compensated = assertOnly("compensation", before, "t05", "t10", "t11");
+    assertThat(hasTimer(compensated, "t11", null, ORDER_2)).isFalse();
+    assertThat(hasTimer(compensated, "t12", null, ORDER_2)).isTrue();
+    assertThat(hasTimer(compensated, "t06", null, ORDER_3)).isTrue();
     assertThat(iso.stack.app().redis().sync().zscore(stale, ORDER_3)).isNull();
     assertThat(row("t11", "status", "orders", ORDER_2)).isEqualTo("PAID|");
     assertThat(row("t12", "status", "orders", ORDER_2)).isEqualTo("UNPAID|");
