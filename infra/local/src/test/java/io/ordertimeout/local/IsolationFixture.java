@@ -60,16 +60,9 @@ abstract class IsolationFixture {
   void seedTwelveTenants() throws Exception {
     iso = new IsolationStack("isolation", merchants);
     fingerprints = new TenantFingerprints(iso.stack, tenantsAndDefault());
-    boolean tenantsTable =
-        iso.stack.count(
-                "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
-                    + " AND table_name = 'tenants'")
-            > 0;
     for (int n = 1; n <= TENANTS.size(); n++) {
       String t = TENANTS.get(n - 1);
-      if (tenantsTable) { // schema V8: onboarding a tenant is its row (TENANT_KEYS.md)
-        iso.stack.update("INSERT INTO tenants (tenant_id) VALUES (?)", t);
-      }
+      assertThat(iso.stack.app().tenants().onboard(t)).isTrue();
       for (String sku : List.of("sku-1", "sku-2")) {
         iso.stack.update(
             "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES (?, ?, ?, ?)",

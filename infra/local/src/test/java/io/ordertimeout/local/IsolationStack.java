@@ -4,8 +4,6 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
-import io.ordertimeout.outbox.OutboxRelay;
-import io.ordertimeout.outbox.RelaySettings;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wechat.GatewaySettings;
 import io.ordertimeout.wechat.MerchantCredentials;
@@ -90,7 +88,6 @@ final class IsolationStack implements AutoCloseable {
   final Merchants merchants;
   private final Map<String, LocalFunction> functions = new LinkedHashMap<>();
   private final RouteTable routes;
-  private final OutboxRelay relay;
 
   IsolationStack(String hint, Merchants merchants) {
     this.merchants = merchants;
@@ -105,7 +102,6 @@ final class IsolationStack implements AutoCloseable {
                 "OTC_WECHAT_STEP_TIMEOUT_MS",
                 "2000"),
             new TenantGateways(merchants));
-    this.relay = stack.app().newRelay(RelaySettings.defaults(), null);
     List<RouteTable.Entry> entries = new ArrayList<>();
     for (SamTemplate.Function f : SamTemplate.read(Main.templatePath()).functions()) {
       LocalFunction fn =
@@ -268,15 +264,17 @@ final class IsolationStack implements AutoCloseable {
   }
 
   /**
-   * One relay pass of the outbox to the stream, with one relay for the whole test whose lease is
-   * given back at once (TestStack#relayOutboxToStream builds a new relay per call, and the lease an
-   * earlier one still holds would keep it from publishing).
+   * One relay pass of the outbox to the stream, its lease given back at once: the relay {@link
+   * TestStack#relayOutboxToStream} builds per call keeps the lease (30 s), which would keep the
+   * next pass and the stream consumer's own relay from publishing. The UPDATE is the one
+   * OutboxStore#releaseLease runs, for whichever relay holds it (no relay runs beside the test's).
    */
   int relay() {
     try {
-      return relay.relayOnce();
+      return stack.relayOutboxToStream();
     } finally {
-      relay.release();
+      stack.update(
+          "UPDATE outbox_leases SET holder = NULL, expires_at = NOW(3) WHERE destination = 'stream'");
     }
   }
 
