@@ -22,6 +22,7 @@ public record AdminOps(
     CompensationReport report = compensation.run();
     actions.record(
         "compensate",
+        AdminActions.ALL_TENANTS,
         "compensation",
         operator,
         null,

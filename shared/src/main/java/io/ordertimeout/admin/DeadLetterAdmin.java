@@ -31,13 +31,11 @@ import java.util.TreeSet;
  * happen.
  */
 public final class DeadLetterAdmin {
-  /**
-   * A list or a filtered redrive reads at most 500 rows: one screen, one bounded transaction set.
-   */
+  /** A list or a filtered redrive reads at most 500 rows: one screen, one bounded set. */
   public static final int MAX_ROWS = 500;
 
   private static final String COLUMNS =
-      "dead_letter_id, entry_id, event_type, order_id, payload, deliveries, errors, created_at,"
+      "dead_letter_id, entry_id, event_type, tenant_id, order_id, payload, deliveries, errors, created_at,"
           + " resolved_at, resolution, resolved_by, redrive_entry_id";
 
   private final Tx tx;
@@ -49,11 +47,16 @@ public final class DeadLetterAdmin {
   }
 
   /**
-   * Which dead letters: {@code status} open (default), resolved or all; optional order id and event
-   * type; at most {@code limit} (1..500), oldest first.
+   * Which dead letters: {@code status} open (default), resolved or all; optional tenant, order id
+   * (of that tenant, or of any tenant when none is named) and event type; at most {@code limit}
+   * (1..500), oldest first.
    */
-  public record Filter(String status, String orderId, String eventType, int limit) {
+  public record Filter(
+      String status, String tenantId, String orderId, String eventType, int limit) {
     public Filter {
+      if (tenantId != null) {
+        OrderIds.requireTenant(tenantId);
+      }
       status = status == null ? "open" : status;
       if (!List.of("open", "resolved", "all").contains(status)) {
         throw AdminRefusal.badRequest(
@@ -76,7 +79,7 @@ public final class DeadLetterAdmin {
     }
 
     public static Filter open() {
-      return new Filter("open", null, null, MAX_ROWS);
+      return new Filter("open", null, null, null, MAX_ROWS);
     }
   }
 
@@ -88,6 +91,10 @@ public final class DeadLetterAdmin {
       case "open" -> sql.append(" AND resolved_at IS NULL");
       case "resolved" -> sql.append(" AND resolved_at IS NOT NULL");
       default -> {}
+    }
+    if (filter.tenantId() != null) {
+      sql.append(" AND tenant_id = ?");
+      args.add(filter.tenantId());
     }
     if (filter.orderId() != null) {
       sql.append(" AND order_id = ?");
@@ -108,11 +115,14 @@ public final class DeadLetterAdmin {
   }
 
   /** Dead letters of one order, oldest first (the order story). */
-  List<Map<String, Object>> ofOrder(Connection c, String orderId) throws SQLException {
+  List<Map<String, Object>> ofOrder(Connection c, String tenantId, String orderId)
+      throws SQLException {
     return query(
         c,
-        "SELECT " + COLUMNS + " FROM dead_letters WHERE order_id = ? ORDER BY dead_letter_id",
-        List.of(orderId));
+        "SELECT "
+            + COLUMNS
+            + " FROM dead_letters WHERE tenant_id = ? AND order_id = ? ORDER BY dead_letter_id",
+        List.of(tenantId, orderId));
   }
 
   /**
@@ -172,7 +182,13 @@ public final class DeadLetterAdmin {
           String entryId = stream.append(List.of(event)).get(0);
           markRedriven(c, id, operator, entryId);
           AdminActions.insert(
-              c, "redrive", "dead-letter:" + id, operator, null, Map.of("entryId", entryId));
+              c,
+              "redrive",
+              event.tenantOrDefault(),
+              "dead-letter:" + id,
+              operator,
+              null,
+              Map.of("entryId", entryId));
           return Map.of("outcome", "REDRIVEN", "entryId", entryId, "orderId", event.orderId());
         });
   }
@@ -259,6 +275,7 @@ public final class DeadLetterAdmin {
     row.put("id", rs.getLong("dead_letter_id"));
     row.put("entryId", rs.getString("entry_id"));
     row.put("eventType", rs.getString("event_type"));
+    row.put("tenantId", rs.getString("tenant_id"));
     row.put("orderId", rs.getString("order_id"));
     row.put("deliveries", rs.getLong("deliveries"));
     row.put("errors", json(rs.getString("errors")));

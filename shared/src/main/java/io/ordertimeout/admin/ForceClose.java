@@ -31,7 +31,8 @@ public final class ForceClose {
     this.metrics = metrics;
   }
 
-  public Map<String, Object> close(String orderId, String reason, String operator) {
+  public Map<String, Object> close(
+      String tenantId, String orderId, String reason, String operator) {
     OrderIds.require(orderId);
     if (reason == null || reason.isBlank()) {
       throw AdminRefusal.badRequest(
@@ -44,8 +45,9 @@ public final class ForceClose {
     }
     Order order =
         orders
-            .find(orderId)
-            .orElseThrow(() -> AdminRefusal.notFound("order " + orderId + " does not exist"));
+            .find(tenantId, orderId)
+            .orElseThrow(
+                () -> AdminRefusal.notFound("tenant " + tenantId + " has no order " + orderId));
     if (order.status().paid()) {
       throw AdminRefusal.conflict(
           "ORDER_PAID",
@@ -58,9 +60,9 @@ public final class ForceClose {
     if (order.status() == OrderStatus.CLOSED) {
       return answer(orderId, "ALREADY_CLOSED", order.closeReason());
     }
-    CloseResult result = closer.close(List.of(orderId), CloseReason.OPERATOR);
+    CloseResult result = closer.close(tenantId, List.of(orderId), CloseReason.OPERATOR);
     Map<String, Object> outcome = outcome(orderId, result);
-    actions.record("force-close", orderId, operator, reason, outcome);
+    actions.record("force-close", tenantId, orderId, operator, reason, outcome);
     metrics.count("orders_force_closed", result.closed().size());
     refuseUnlessClosed(orderId, result);
     return outcome;

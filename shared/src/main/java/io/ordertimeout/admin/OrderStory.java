@@ -5,6 +5,7 @@ import io.lettuce.core.Range;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.EventStream;
@@ -55,60 +56,81 @@ public final class OrderStory {
     this.gateway = gateway;
   }
 
-  /** The story of {@code orderId}; 404 when MySQL has no such order. */
-  public Map<String, Object> of(String orderId, boolean askWeChat) {
+  /** The story of a tenant's order; 404 when MySQL has no such order. */
+  public Map<String, Object> of(String tenantId, String orderId, boolean askWeChat) {
     OrderIds.require(orderId);
     Map<String, Object> story =
-        tx.read("read the story of order " + orderId, c -> rows(c, orderId));
+        tx.read(
+            "read the story of order " + tenantId + "/" + orderId, c -> rows(c, tenantId, orderId));
     @SuppressWarnings("unchecked")
     Map<String, Object> order = (Map<String, Object>) story.get("order");
-    story.put("timer", timer(orderId, (String) order.get("expire_at")));
-    story.put("pendingStreamEntries", pending(orderId));
+    story.put("timer", timer(tenantId, orderId, (String) order.get("expire_at")));
+    story.put("pendingStreamEntries", pending(tenantId, orderId));
     if (askWeChat) {
-      story.put("wechat", weChat((String) order.get("tenant_id"), orderId));
+      story.put("wechat", weChat(tenantId, orderId));
     }
     return story;
   }
 
-  private Map<String, Object> rows(Connection c, String orderId) throws SQLException {
+  private Map<String, Object> rows(Connection c, String tenantId, String orderId)
+      throws SQLException {
+    String t = tenantId;
     List<Map<String, Object>> order =
-        Rows.all(c, "SELECT * FROM orders WHERE order_id = ?", orderId);
+        Rows.all(c, "SELECT * FROM orders WHERE tenant_id = ? AND order_id = ?", t, orderId);
     if (order.isEmpty()) {
-      throw AdminRefusal.notFound("order " + orderId + " does not exist");
+      throw AdminRefusal.notFound("tenant " + tenantId + " has no order " + orderId);
     }
     Map<String, Object> story = new LinkedHashMap<>();
     story.put("order", order.get(0));
     story.put(
         "items",
-        Rows.all(c, "SELECT * FROM order_items WHERE order_id = ? ORDER BY sku_id", orderId));
+        Rows.all(
+            c,
+            "SELECT * FROM order_items WHERE tenant_id = ? AND order_id = ? ORDER BY sku_id",
+            t,
+            orderId));
     story.put(
         "ledger",
         Rows.all(
-            c, "SELECT * FROM stock_movements WHERE order_id = ? ORDER BY movement_id", orderId));
+            c,
+            "SELECT * FROM stock_movements WHERE tenant_id = ? AND order_id = ?"
+                + " ORDER BY movement_id",
+            t,
+            orderId));
     story.put(
         "coupon",
         Rows.all(
             c,
-            "SELECT c.* FROM coupons c JOIN orders o ON o.coupon_id = c.coupon_id"
-                + " WHERE o.order_id = ?",
+            "SELECT c.* FROM coupons c JOIN orders o"
+                + " ON o.tenant_id = c.tenant_id AND o.coupon_id = c.coupon_id"
+                + " WHERE o.tenant_id = ? AND o.order_id = ?",
+            t,
             orderId));
-    story.put("snapshot", Rows.all(c, "SELECT * FROM order_snapshots WHERE order_id = ?", orderId));
+    story.put(
+        "snapshot",
+        Rows.all(
+            c, "SELECT * FROM order_snapshots WHERE tenant_id = ? AND order_id = ?", t, orderId));
     story.put(
         "paidAfterClose",
-        Rows.all(c, "SELECT * FROM paid_after_close WHERE order_id = ?", orderId));
-    story.put("deadLetters", deadLetters.ofOrder(c, orderId));
+        Rows.all(
+            c, "SELECT * FROM paid_after_close WHERE tenant_id = ? AND order_id = ?", t, orderId));
+    story.put("deadLetters", deadLetters.ofOrder(c, tenantId, orderId));
     story.put(
         "compensationFlags",
         Rows.all(
-            c, "SELECT * FROM compensation_flags WHERE subject = ? ORDER BY flag_id", orderId));
-    story.put("adminActions", AdminActions.about(c, orderId));
+            c,
+            "SELECT * FROM compensation_flags WHERE tenant_id = ? AND subject = ? ORDER BY flag_id",
+            t,
+            orderId));
+    story.put("adminActions", AdminActions.about(c, tenantId, orderId));
     // Its events as the outbox holds them, with where each has been delivered (NULL: not yet).
     story.put(
         "events",
         Rows.all(
             c,
             "SELECT seq, event_id, event_type, payload, trace_id, committed_at, streamed_at,"
-                + " bridged_at FROM outbox WHERE order_id = ? ORDER BY seq",
+                + " bridged_at FROM outbox WHERE tenant_id = ? AND order_id = ? ORDER BY seq",
+            t,
             orderId));
     return story;
   }
@@ -117,12 +139,12 @@ public final class OrderStory {
    * The timer: its score is the deadline while scheduled; a claim moves it to now + lease, so a
    * score past the deadline is a claimed timer whose lease ends at that score.
    */
-  private Map<String, Object> timer(String orderId, String expireAt) {
+  private Map<String, Object> timer(String tenantId, String orderId, String expireAt) {
     int shard = timers.shardOf(orderId);
     Map<String, Object> timer = new LinkedHashMap<>();
     timer.put("shard", shard);
-    timer.put("key", timers.timersKey(shard));
-    var score = timers.deadlineOf(orderId);
+    timer.put("key", timers.timersKey(tenantId, shard, DeadlineKind.PAYMENT_TIMEOUT));
+    var score = timers.deadlineOf(tenantId, orderId);
     if (score.isEmpty()) {
       timer.put("state", "ABSENT");
     } else {
@@ -141,7 +163,7 @@ public final class OrderStory {
   }
 
   /** Entries of the closers group still pending (delivered, not acked) that name the order. */
-  private Map<String, Object> pending(String orderId) {
+  private Map<String, Object> pending(String tenantId, String orderId) {
     Map<String, Object> out = new LinkedHashMap<>();
     List<Map<String, Object>> entries = new ArrayList<>();
     List<PendingMessage> pending;
@@ -159,7 +181,7 @@ public final class OrderStory {
       for (StreamMessage<String, String> m :
           redis.xrange(stream.key(), Range.create(p.getId(), p.getId()))) {
         String json = m.getBody().get(EventStream.FIELD);
-        if (json != null && json.contains('"' + orderId + '"') && names(json, orderId)) {
+        if (json != null && json.contains('"' + orderId + '"') && names(json, tenantId, orderId)) {
           Map<String, Object> entry = new LinkedHashMap<>();
           entry.put("entryId", p.getId());
           entry.put("consumer", p.getConsumer());
@@ -176,9 +198,10 @@ public final class OrderStory {
     return out;
   }
 
-  private static boolean names(String json, String orderId) {
+  private static boolean names(String json, String tenantId, String orderId) {
     try {
-      return OrderEvent.parse(json).orderId().equals(orderId);
+      OrderEvent event = OrderEvent.parse(json);
+      return event.orderId().equals(orderId) && event.tenantOrDefault().equals(tenantId);
     } catch (IllegalArgumentException e) {
       return false;
     }

@@ -124,7 +124,8 @@ public final class Pauses {
             }
             ps.executeBatch();
           }
-          return AdminActions.insert(c, "pause", String.join(",", jobs), operator, reason, jobs);
+          return AdminActions.insert(
+              c, "pause", AdminActions.ALL_TENANTS, String.join(",", jobs), operator, reason, jobs);
         });
     return state();
   }
@@ -143,7 +144,8 @@ public final class Pauses {
             }
             ps.executeBatch();
           }
-          return AdminActions.insert(c, "resume", String.join(",", jobs), operator, null, jobs);
+          return AdminActions.insert(
+              c, "resume", AdminActions.ALL_TENANTS, String.join(",", jobs), operator, null, jobs);
         });
     return state();
   }

@@ -30,10 +30,13 @@ final class Rows {
    * Every row of {@code sql} (one string argument) with every column by its name: the story shows
    * rows as stored, so a column added by a later migration appears without a change here.
    */
-  static List<Map<String, Object>> all(Connection c, String sql, String arg) throws SQLException {
+  static List<Map<String, Object>> all(Connection c, String sql, String... args)
+      throws SQLException {
     List<Map<String, Object>> rows = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setString(1, arg);
+      for (int i = 0; i < args.length; i++) {
+        ps.setString(i + 1, args[i]);
+      }
       try (ResultSet rs = ps.executeQuery()) {
         ResultSetMetaData meta = rs.getMetaData();
         while (rs.next()) {

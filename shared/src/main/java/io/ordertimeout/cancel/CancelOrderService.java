@@ -35,14 +35,15 @@ public final class CancelOrderService {
    * Throws OrderRejected 404 for an unknown order and 409 for a PAID one; a failed transaction
    * throws (nothing was recorded, the caller may retry).
    */
-  public Outcome request(String orderId) {
-    return tx.inTransaction("request cancel of order " + orderId, c -> record(c, orderId));
+  public Outcome request(String tenantId, String orderId) {
+    return tx.inTransaction(
+        "request cancel of order " + tenantId + "/" + orderId, c -> record(c, tenantId, orderId));
   }
 
-  private static Outcome record(Connection c, String orderId) throws SQLException {
-    boolean first = markRequested(c, orderId);
+  private static Outcome record(Connection c, String tenantId, String orderId) throws SQLException {
+    boolean first = markRequested(c, tenantId, orderId);
     Order order =
-        OrderStore.find(c, orderId)
+        OrderStore.find(c, tenantId, orderId)
             .orElseThrow(
                 () ->
                     new OrderRejected(
@@ -66,12 +67,14 @@ public final class CancelOrderService {
   }
 
   /** True when this request is the order's first cancel while UNPAID (and so was recorded). */
-  private static boolean markRequested(Connection c, String orderId) throws SQLException {
+  private static boolean markRequested(Connection c, String tenantId, String orderId)
+      throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "UPDATE orders SET cancel_requested_at = NOW(3) WHERE order_id = ?"
+            "UPDATE orders SET cancel_requested_at = NOW(3) WHERE tenant_id = ? AND order_id = ?"
                 + " AND status = 'UNPAID' AND cancel_requested_at IS NULL")) {
-      ps.setString(1, orderId);
+      ps.setString(1, tenantId);
+      ps.setString(2, orderId);
       return ps.executeUpdate() == 1;
     }
   }

@@ -4,6 +4,7 @@ import io.ordertimeout.close.WeChatCloseStep.Checked;
 import io.ordertimeout.close.WeChatCloseStep.Prepaid;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.ClosedOrder;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.metrics.Metrics;
@@ -106,18 +107,18 @@ public final class OrderCloser {
    * Closes the UNPAID orders among {@code orderIds}; for TIMEOUT only those whose deadline has
    * passed.
    */
-  public CloseResult close(Collection<String> orderIds, CloseReason reason) {
+  public CloseResult close(String tenantId, Collection<String> orderIds, CloseReason reason) {
     List<String> ids = new ArrayList<>(new TreeSet<>(orderIds));
     if (ids.isEmpty()) {
       return CloseResult.empty();
     }
-    Pass pass = closeBatch(ids, reason, Map.of());
+    Pass pass = closeBatch(tenantId, ids, reason, Map.of());
     CloseResult result = pass.result();
     for (int round = 1; !pass.prepaid().isEmpty(); round++) {
       if (round > WECHAT_ROUNDS) {
         return result.plus(stillChanging(pass.prepaid()));
       }
-      pass = closePrepaid(pass.prepaid(), reason);
+      pass = closePrepaid(tenantId, pass.prepaid(), reason);
       result = result.plus(pass.result());
     }
     return result;
@@ -134,12 +135,20 @@ public final class OrderCloser {
    * holds it with the prepay state it still has.
    */
   private Pass closeBatch(
-      List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat) {
+      String tenantId, List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat) {
     Pass pass =
         tx.inTransaction(
-            "close " + ids.size() + " orders (" + reason + ", first " + ids.get(0) + ")",
-            c -> closeInTransaction(c, ids, reason, clearedAtWeChat));
-    afterCommit(pass.result(), reason, pass.cancelRequested());
+            "close "
+                + ids.size()
+                + " orders of tenant "
+                + tenantId
+                + " ("
+                + reason
+                + ", first "
+                + ids.get(0)
+                + ")",
+            c -> closeInTransaction(c, tenantId, ids, reason, clearedAtWeChat));
+    afterCommit(tenantId, pass.result(), reason, pass.cancelRequested());
     return pass;
   }
 
@@ -154,7 +163,7 @@ public final class OrderCloser {
    * Step 2 for prepaid orders: WeChat's verdicts, then the database close of the closable ones;
    * those whose prepay state changed meanwhile come back in the pass for another round.
    */
-  private Pass closePrepaid(List<Prepaid> prepaid, CloseReason reason) {
+  private Pass closePrepaid(String tenantId, List<Prepaid> prepaid, CloseReason reason) {
     Map<String, Prepaid> asked = new HashMap<>();
     prepaid.forEach(p -> asked.put(p.orderId(), p));
     Map<String, Prepaid> closable = new HashMap<>();
@@ -169,7 +178,7 @@ public final class OrderCloser {
         case FAILED -> failed.add(checked.orderId());
       }
     }
-    defer(deferred);
+    defer(tenantId, deferred);
     metrics.count("close_paid_at_wechat", paid.size());
     metrics.count("close_deferred_user_paying", deferred.size());
     CloseResult weChatOutcome =
@@ -177,7 +186,8 @@ public final class OrderCloser {
     if (closable.isEmpty()) {
       return new Pass(weChatOutcome, List.of(), Set.of());
     }
-    Pass pass = closeBatch(new ArrayList<>(new TreeSet<>(closable.keySet())), reason, closable);
+    Pass pass =
+        closeBatch(tenantId, new ArrayList<>(new TreeSet<>(closable.keySet())), reason, closable);
     metrics.count("close_prepay_changed", pass.prepaid().size());
     return new Pass(pass.result().plus(weChatOutcome), pass.prepaid(), pass.cancelRequested());
   }
@@ -203,29 +213,34 @@ public final class OrderCloser {
     }
   }
 
-  private void defer(List<String> deferred) {
+  private void defer(String tenantId, List<String> deferred) {
     if (deferred.isEmpty()) {
       return;
     }
     Map<String, Long> at = new HashMap<>();
     long retryAt = time.nowMillis() + USER_PAYING_RETRY.toMillis();
     deferred.forEach(id -> at.put(id, retryAt));
-    timers.scheduleAll(at);
+    timers.scheduleAll(tenantId, DeadlineKind.PAYMENT_TIMEOUT, at);
   }
 
-  private void afterCommit(CloseResult result, CloseReason reason, Set<String> cancelRequested) {
+  private void afterCommit(
+      String tenantId, CloseResult result, CloseReason reason, Set<String> cancelRequested) {
     List<String> done = new ArrayList<>(result.alreadyFinal());
     result.closed().forEach(closed -> done.add(closed.orderId()));
     done.addAll(result.unknown());
     if (!done.isEmpty()) {
-      timers.remove(done);
+      timers.remove(tenantId, DeadlineKind.PAYMENT_TIMEOUT, done);
     }
     if (!result.notDue().isEmpty()) {
       // Move the timer to the deadline as the database sees it, in the claimer's clock: a Redis
       // clock that
       // runs ahead of MySQL's then costs one early claim per order, not a busy loop.
       long now = time.nowMillis();
-      result.notDue().forEach((id, dueIn) -> timers.schedule(id, now + dueIn + 1));
+      result
+          .notDue()
+          .forEach(
+              (id, dueIn) ->
+                  timers.schedule(tenantId, DeadlineKind.PAYMENT_TIMEOUT, id, now + dueIn + 1));
     }
     int cancels =
         (int) result.closed().stream().filter(o -> cancelRequested.contains(o.orderId())).count();
@@ -243,10 +258,14 @@ public final class OrderCloser {
   }
 
   private Pass closeInTransaction(
-      Connection c, List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat)
+      Connection c,
+      String tenantId,
+      List<String> ids,
+      CloseReason reason,
+      Map<String, Prepaid> clearedAtWeChat)
       throws SQLException {
     // A fresh classification per attempt: Tx retries a deadlocked transaction from the start.
-    Classified found = lockAndClassify(c, ids, reason, clearedAtWeChat);
+    Classified found = lockAndClassify(c, tenantId, ids, reason, clearedAtWeChat);
     Set<String> seen = new java.util.HashSet<>(found.eligible);
     seen.addAll(found.alreadyFinal);
     seen.addAll(found.dueIn.keySet());
@@ -268,26 +287,23 @@ public final class OrderCloser {
         reason == CloseReason.TIMEOUT ? Set.copyOf(found.cancelRequested) : Set.of();
     List<String> timedOut = eligible.stream().filter(id -> !cancelled.contains(id)).toList();
     List<String> userCancelled = eligible.stream().filter(cancelled::contains).toList();
-    markClosed(c, timedOut, reason);
-    markClosed(c, userCancelled, CloseReason.USER_CANCEL);
-    Map<String, List<OrderItem>> items = OrderStore.items(c, eligible);
-    releaseLedger(c, items);
-    unlockCoupons(c, found.couponOwners);
-    List<ClosedOrder> lags = lags(c, eligible);
+    markClosed(c, tenantId, timedOut, reason);
+    markClosed(c, tenantId, userCancelled, CloseReason.USER_CANCEL);
+    Map<String, List<OrderItem>> items = OrderStore.items(c, tenantId, eligible);
+    releaseLedger(c, tenantId, items);
+    unlockCoupons(c, tenantId, found.couponOwners);
+    List<ClosedOrder> lags = lags(c, tenantId, eligible);
     // The `closed` events commit with the close (own rows of the locked orders, before stock).
     Outbox.closed(
-        c,
-        lags.stream().filter(o -> !cancelled.contains(o.orderId())).toList(),
-        found.tenants,
-        reason);
+        c, tenantId, lags.stream().filter(o -> !cancelled.contains(o.orderId())).toList(), reason);
     Outbox.closed(
         c,
+        tenantId,
         lags.stream().filter(o -> cancelled.contains(o.orderId())).toList(),
-        found.tenants,
         CloseReason.USER_CANCEL);
     // Stock last, right before the commit: a hot SKU's row lock is then held for one statement
     // and the commit, not for the coupon and lag statements too (bench S2, one SKU, 4 closers).
-    releaseStock(c, items, eligible);
+    releaseStock(c, tenantId, items, eligible);
     return new Pass(
         new CloseResult(lags, found.alreadyFinal, found.dueIn, unknown), found.prepaid, cancelled);
   }
@@ -302,9 +318,6 @@ public final class OrderCloser {
     /** Eligible orders whose user asked to cancel them (orders.cancel_requested_at is set). */
     final Set<String> cancelRequested = new java.util.HashSet<>();
 
-    /** order id -> tenant of the eligible orders, for their `closed` events. */
-    final Map<String, String> tenants = new HashMap<>();
-
     /** coupon id -> the eligible order that locked it, in coupon id order (the lock order). */
     final Map<String, String> couponOwners = new TreeMap<>();
   }
@@ -316,19 +329,23 @@ public final class OrderCloser {
    * between this check and the closing UPDATE.
    */
   private static Classified lockAndClassify(
-      Connection c, List<String> ids, CloseReason reason, Map<String, Prepaid> clearedAtWeChat)
+      Connection c,
+      String tenantId,
+      List<String> ids,
+      CloseReason reason,
+      Map<String, Prepaid> clearedAtWeChat)
       throws SQLException {
     Classified found = new Classified();
     String sql =
-        "SELECT order_id, tenant_id, status, coupon_id, prepay_id,"
+        "SELECT order_id, status, coupon_id, prepay_id,"
             + " (prepay_id IS NOT NULL OR prepaid_at IS NOT NULL) AS prepaid,"
             + " (cancel_requested_at IS NOT NULL) AS cancel_requested,"
             + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
-            + " WHERE order_id IN (%s) ORDER BY order_id FOR UPDATE";
+            + " WHERE tenant_id = ? AND order_id IN (%s) ORDER BY order_id FOR UPDATE";
     // IN lists under RDS Proxy's 16 KB (Statements), taken in ascending id order: still one lock
     // order across the parts
     for (List<String> part : Statements.inLists(sql, ids.stream().sorted().toList())) {
-      lockPart(c, sql, part, reason, clearedAtWeChat, found);
+      lockPart(c, sql, tenantId, part, reason, clearedAtWeChat, found);
     }
     return found;
   }
@@ -336,6 +353,7 @@ public final class OrderCloser {
   private static void lockPart(
       Connection c,
       String sql,
+      String tenantId,
       List<String> ids,
       CloseReason reason,
       Map<String, Prepaid> clearedAtWeChat,
@@ -343,7 +361,8 @@ public final class OrderCloser {
       throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(String.format(sql, OrderStore.placeholders(ids.size())))) {
-      OrderStore.bind(ps, 1, ids);
+      ps.setString(1, tenantId);
+      OrderStore.bind(ps, 2, ids);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String id = rs.getString("order_id");
@@ -354,11 +373,9 @@ public final class OrderCloser {
             found.dueIn.put(id, (dueInUs + 999) / 1_000);
           } else if (rs.getBoolean("prepaid")
               && !clearedFor(clearedAtWeChat.get(id), rs.getString("prepay_id"))) {
-            found.prepaid.add(
-                new Prepaid(id, rs.getString("tenant_id"), rs.getString("prepay_id")));
+            found.prepaid.add(new Prepaid(id, tenantId, rs.getString("prepay_id")));
           } else {
             found.eligible.add(id);
-            found.tenants.put(id, rs.getString("tenant_id"));
             if (rs.getBoolean("cancel_requested")) {
               found.cancelRequested.add(id);
             }
@@ -377,21 +394,24 @@ public final class OrderCloser {
     return cleared != null && Objects.equals(cleared.prepayId(), prepayIdNow);
   }
 
-  private static void markClosed(Connection c, List<String> eligible, CloseReason reason)
+  private static void markClosed(
+      Connection c, String tenantId, List<String> eligible, CloseReason reason)
       throws SQLException {
     if (eligible.isEmpty()) {
       return;
     }
     String sql =
         "UPDATE orders SET status = 'CLOSED', closed_at = NOW(3), close_reason = ?,"
-            + " version = version + 1 WHERE order_id IN (%s) AND status = 'UNPAID'"
+            + " version = version + 1 WHERE tenant_id = ? AND order_id IN (%s)"
+            + " AND status = 'UNPAID'"
             + (reason.requiresDeadline() ? " AND expire_at <= NOW(3)" : "");
     int updated = 0;
     for (List<String> part : Statements.inLists(sql, eligible)) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
         ps.setString(1, reason.name());
-        OrderStore.bind(ps, 2, part);
+        ps.setString(2, tenantId);
+        OrderStore.bind(ps, 3, part);
         updated += ps.executeUpdate();
       }
     }
@@ -413,15 +433,16 @@ public final class OrderCloser {
    * RELEASE rows; the UNIQUE(order, sku, kind) key turns any double release into a rolled-back
    * error.
    */
-  private static void releaseLedger(Connection c, Map<String, List<OrderItem>> items)
-      throws SQLException {
+  private static void releaseLedger(
+      Connection c, String tenantId, Map<String, List<OrderItem>> items) throws SQLException {
     String sql =
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'RELEASE',?)";
+        "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+            + " VALUES (?,?,?,'RELEASE',?)";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       Statements.Batch batch = new Statements.Batch(ps, sql);
       for (Map.Entry<String, List<OrderItem>> order : items.entrySet()) {
         for (OrderItem item : order.getValue()) {
-          batch.row(order.getKey(), item.skuId(), item.quantity());
+          batch.row(tenantId, order.getKey(), item.skuId(), item.quantity());
         }
       }
       batch.execute();
@@ -432,7 +453,8 @@ public final class OrderCloser {
    * One UPDATE per SKU for the whole batch, in SKU order (the lock order every writer of stock
    * uses).
    */
-  private void releaseStock(Connection c, Map<String, List<OrderItem>> items, List<String> eligible)
+  private void releaseStock(
+      Connection c, String tenantId, Map<String, List<OrderItem>> items, List<String> eligible)
       throws SQLException {
     Map<String, Long> perSku = new TreeMap<>();
     items
@@ -441,11 +463,11 @@ public final class OrderCloser {
             list -> list.forEach(i -> perSku.merge(i.skuId(), (long) i.quantity(), Long::sum)));
     String sql =
         "UPDATE stock SET available = available + ?,"
-            + " reserved = reserved - ? WHERE sku_id = ? AND reserved >= ?";
+            + " reserved = reserved - ? WHERE tenant_id = ? AND sku_id = ? AND reserved >= ?";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       Statements.Batch batch = new Statements.Batch(ps, sql);
       for (Map.Entry<String, Long> sku : perSku.entrySet()) {
-        batch.row(sku.getValue(), sku.getValue(), sku.getKey(), sku.getValue());
+        batch.row(sku.getValue(), sku.getValue(), tenantId, sku.getKey(), sku.getValue());
       }
       int[] counts = batch.execute();
       List<String> skus = new ArrayList<>(perSku.keySet());
@@ -456,6 +478,8 @@ public final class OrderCloser {
               "releasing "
                   + perSku.get(skus.get(i))
                   + " of SKU "
+                  + tenantId
+                  + "/"
                   + skus.get(i)
                   + " for "
                   + eligible.size()
@@ -471,7 +495,7 @@ public final class OrderCloser {
    * held it (the coupon-expiry deadline leaves a LOCKED coupon to its order). Assignments run left
    * to right: the status is decided before nothing else it reads changes.
    */
-  private static void unlockCoupons(Connection c, Map<String, String> couponOwners)
+  private static void unlockCoupons(Connection c, String tenantId, Map<String, String> couponOwners)
       throws SQLException {
     if (couponOwners.isEmpty()) {
       return;
@@ -481,25 +505,28 @@ public final class OrderCloser {
             + " expired_at = IF(valid_until <= NOW(3), NOW(3), NULL),"
             + " status = IF(valid_until <= NOW(3), 'EXPIRED', 'AVAILABLE'),"
             + " locked_by_order = NULL"
-            + " WHERE coupon_id = ? AND status = 'LOCKED' AND locked_by_order = ?";
+            + " WHERE tenant_id = ? AND coupon_id = ? AND status = 'LOCKED'"
+            + " AND locked_by_order = ?";
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       Statements.Batch batch = new Statements.Batch(ps, sql);
       for (Map.Entry<String, String> coupon : couponOwners.entrySet()) {
-        batch.row(coupon.getKey(), coupon.getValue());
+        batch.row(tenantId, coupon.getKey(), coupon.getValue());
       }
       batch.execute();
     }
   }
 
-  private static List<ClosedOrder> lags(Connection c, List<String> orderIds) throws SQLException {
+  private static List<ClosedOrder> lags(Connection c, String tenantId, List<String> orderIds)
+      throws SQLException {
     List<ClosedOrder> closed = new ArrayList<>(orderIds.size());
     String sql =
         "SELECT order_id, TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at) AS lag_us"
-            + " FROM orders WHERE order_id IN (%s)";
+            + " FROM orders WHERE tenant_id = ? AND order_id IN (%s)";
     for (List<String> part : Statements.inLists(sql, orderIds)) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        OrderStore.bind(ps, 1, part);
+        ps.setString(1, tenantId);
+        OrderStore.bind(ps, 2, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             closed.add(new ClosedOrder(rs.getString("order_id"), rs.getLong("lag_us") / 1_000));

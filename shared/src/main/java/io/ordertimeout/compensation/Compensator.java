@@ -5,6 +5,7 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.lifecycle.Coupons;
 import io.ordertimeout.lifecycle.Transitions;
 import io.ordertimeout.metrics.Metrics;
@@ -114,7 +115,8 @@ public final class Compensator {
       Metrics metrics,
       Duration margin,
       Transitions transitions,
-      Coupons coupons) {}
+      Coupons coupons,
+      java.util.function.Supplier<List<String>> tenants) {}
 
   public Compensator(Parts parts, CompensationSettings settings) {
     this.tx = parts.tx();
@@ -190,9 +192,13 @@ public final class Compensator {
   }
 
   private void closePage(Tally tally, List<Unpaid> page) {
-    List<String> ids = page.stream().map(Unpaid::orderId).toList();
+    byTenant(page).forEach((tenant, orders) -> closeTenantPage(tally, tenant, orders));
+  }
+
+  private void closeTenantPage(Tally tally, String tenantId, List<Unpaid> orders) {
+    List<String> ids = orders.stream().map(Unpaid::orderId).toList();
     try {
-      record(tally, closer.close(ids, CloseReason.TIMEOUT));
+      record(tally, closer.close(tenantId, ids, CloseReason.TIMEOUT));
     } catch (RuntimeException batchFailure) {
       // One poison order must not keep the page's others open: one at a time, flag what fails.
       for (String id : ids) {
@@ -200,13 +206,20 @@ public final class Compensator {
           return;
         }
         try {
-          record(tally, closer.close(List.of(id), CloseReason.TIMEOUT));
+          record(tally, closer.close(tenantId, List.of(id), CloseReason.TIMEOUT));
         } catch (RuntimeException e) {
           tally.add("overdue_close_failed", 1);
-          flags.raise(tally, "CLOSE_FAILED", id, Map.of("error", String.valueOf(e)));
+          flags.raise(tally, "CLOSE_FAILED", tenantId, id, Map.of("error", String.valueOf(e)));
         }
       }
     }
+  }
+
+  /** A page's orders per tenant, in page order: every statement and key is one tenant's. */
+  static Map<String, List<Unpaid>> byTenant(List<Unpaid> page) {
+    Map<String, List<Unpaid>> out = new TreeMap<>();
+    page.forEach(u -> out.computeIfAbsent(u.tenantId(), t -> new ArrayList<>()).add(u));
+    return out;
   }
 
   private static void record(Tally tally, CloseResult result) {
@@ -233,6 +246,10 @@ public final class Compensator {
   }
 
   private void rescheduleMissing(Tally tally, List<Unpaid> page) {
+    byTenant(page).forEach((tenant, orders) -> rescheduleMissing(tally, tenant, orders));
+  }
+
+  private void rescheduleMissing(Tally tally, String tenantId, List<Unpaid> page) {
     Map<Integer, List<Unpaid>> byShard = new TreeMap<>();
     page.forEach(
         u -> byShard.computeIfAbsent(timers.shardOf(u.orderId()), s -> new ArrayList<>()).add(u));
@@ -241,7 +258,7 @@ public final class Compensator {
         (shard, orders) -> {
           List<Double> scores =
               redis.zmscore(
-                  timers.timersKey(shard),
+                  timers.timersKey(tenantId, shard, DeadlineKind.PAYMENT_TIMEOUT),
                   orders.stream().map(Unpaid::orderId).toArray(String[]::new));
           for (int i = 0; i < orders.size(); i++) {
             if (scores.get(i) == null) {
@@ -262,7 +279,7 @@ public final class Compensator {
       shards.forEach(
           (shard, entries) ->
               redis.zadd(
-                  timers.timersKey(shard),
+                  timers.timersKey(tenantId, shard, DeadlineKind.PAYMENT_TIMEOUT),
                   ZAddArgs.Builder.nx(),
                   entries.stream()
                       .map(e -> io.lettuce.core.ScoredValue.just(e.getValue(), e.getKey()))
@@ -282,8 +299,9 @@ public final class Compensator {
   }
 
   /**
-   * Pages through UNPAID orders by (expire_at, order_id); {@code before} bounds the deadline (null:
-   * all), {@code notifyBefore} marks prepaid orders whose prepay is older (null: none).
+   * Pages through UNPAID orders by (expire_at, tenant_id, order_id); {@code before} bounds the
+   * deadline (null: all), {@code notifyBefore} marks prepaid orders whose prepay is older (null:
+   * none).
    */
   private void pageUnpaid(
       Tally tally,
@@ -292,18 +310,23 @@ public final class Compensator {
       LocalDateTime notifyBefore,
       PageWork work) {
     LocalDateTime afterAt = BEGINNING;
+    String afterTenant = "";
     String afterId = "";
     while (tally.page(category)) {
       LocalDateTime at = afterAt;
+      String tenant = afterTenant;
       String id = afterId;
       List<Unpaid> page =
-          tx.read(category + " page after " + id, c -> unpaidPage(c, at, id, before, notifyBefore));
+          tx.read(
+              category + " page after " + tenant + "/" + id,
+              c -> unpaidPage(c, at, tenant, id, before, notifyBefore));
       if (page.isEmpty()) {
         return;
       }
       work.accept(page);
       Unpaid last = page.get(page.size() - 1);
       afterAt = last.expireAt();
+      afterTenant = last.tenantId();
       afterId = last.orderId();
       if (page.size() < settings.pageSize()) {
         return;
@@ -314,6 +337,7 @@ public final class Compensator {
   private List<Unpaid> unpaidPage(
       Connection c,
       LocalDateTime afterAt,
+      String afterTenant,
       String afterId,
       LocalDateTime before,
       LocalDateTime notifyBefore)
@@ -323,14 +347,17 @@ public final class Compensator {
             "SELECT order_id, tenant_id, expire_at,"
                 + " (prepaid_at IS NOT NULL AND prepaid_at < ?) AS notify_due FROM orders"
                 + " WHERE status = 'UNPAID' AND expire_at < ?"
-                + " AND (expire_at > ? OR (expire_at = ? AND order_id > ?))"
-                + " ORDER BY expire_at, order_id LIMIT ?")) {
+                + " AND (expire_at > ? OR (expire_at = ? AND (tenant_id > ?"
+                + " OR (tenant_id = ? AND order_id > ?))))"
+                + " ORDER BY expire_at, tenant_id, order_id LIMIT ?")) {
       DbTime.bind(ps, 1, notifyBefore == null ? BEGINNING : notifyBefore);
       DbTime.bind(ps, 2, before == null ? LocalDateTime.of(9999, 12, 31, 0, 0) : before);
       DbTime.bind(ps, 3, afterAt);
       DbTime.bind(ps, 4, afterAt);
-      ps.setString(5, afterId);
-      ps.setInt(6, settings.pageSize());
+      ps.setString(5, afterTenant);
+      ps.setString(6, afterTenant);
+      ps.setString(7, afterId);
+      ps.setInt(8, settings.pageSize());
       List<Unpaid> page = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -346,18 +373,19 @@ public final class Compensator {
     }
   }
 
-  /** Statuses of {@code ids} (absent: no such order). */
-  static Map<String, String> statuses(Tx tx, List<String> ids) {
+  /** Statuses of a tenant's orders {@code ids} (absent: no such order). */
+  static Map<String, String> statuses(Tx tx, String tenantId, List<String> ids) {
     if (ids.isEmpty()) {
       return Map.of();
     }
     return tx.read(
-        "statuses of " + ids.size() + " orders",
+        "statuses of " + ids.size() + " orders of tenant " + tenantId,
         c -> {
           Map<String, String> out = new LinkedHashMap<>();
           Sql.selectIn(
               c,
-              "SELECT order_id, status FROM orders WHERE order_id IN (%s)",
+              "SELECT order_id, status FROM orders WHERE tenant_id = ? AND order_id IN (%s)",
+              tenantId,
               ids,
               rs -> out.put(rs.getString("order_id"), rs.getString("status")));
           return out;

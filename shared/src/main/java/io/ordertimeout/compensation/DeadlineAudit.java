@@ -60,6 +60,7 @@ final class DeadlineAudit {
   private final TimerIndex timers;
   private final RedisClusterCommands<String, String> redis;
   private final Map<DeadlineKind, DueHandlers.Handler> handlers;
+  private final java.util.function.Supplier<List<String>> tenants;
   private final Flags flags;
   private final CompensationSettings settings;
 
@@ -69,6 +70,7 @@ final class DeadlineAudit {
     this.timers = parts.timers();
     this.redis = parts.redis();
     this.handlers = DueHandlers.of(parts.transitions(), parts.coupons());
+    this.tenants = parts.tenants();
     this.flags = flags;
     this.settings = settings;
   }
@@ -90,13 +92,26 @@ final class DeadlineAudit {
   }
 
   private void apply(Tally tally, DeadlineKind kind, List<PendingSubjects.Pending> page) {
+    byTenant(page).forEach((tenant, pending) -> apply(tally, kind, tenant, pending));
+  }
+
+  /** A page's subjects per tenant: every statement and key is one tenant's. */
+  private static Map<String, List<PendingSubjects.Pending>> byTenant(
+      List<PendingSubjects.Pending> page) {
+    Map<String, List<PendingSubjects.Pending>> out = new TreeMap<>();
+    page.forEach(p -> out.computeIfAbsent(p.tenantId(), t -> new ArrayList<>()).add(p));
+    return out;
+  }
+
+  private void apply(
+      Tally tally, DeadlineKind kind, String tenantId, List<PendingSubjects.Pending> page) {
     if (!tally.timeLeft("overdue")) {
       return;
     }
     DueHandlers.Handler handler = handlers.get(kind);
     List<String> ids = page.stream().map(PendingSubjects.Pending::id).toList();
     try {
-      tally.add(kind.label() + "_applied", handler.apply(ids));
+      tally.add(kind.label() + "_applied", handler.apply(tenantId, ids));
     } catch (RuntimeException batchFailure) {
       // One subject that cannot move must not hold back the page's others: one at a time.
       for (String id : ids) {
@@ -104,12 +119,13 @@ final class DeadlineAudit {
           return;
         }
         try {
-          tally.add(kind.label() + "_applied", handler.apply(List.of(id)));
+          tally.add(kind.label() + "_applied", handler.apply(tenantId, List.of(id)));
         } catch (RuntimeException e) {
           tally.add(kind.label() + "_apply_failed", 1);
           flags.raise(
               tally,
               "DEADLINE_FAILED",
+              tenantId,
               id,
               Map.of("kind", kind.label(), "error", String.valueOf(e)));
         }
@@ -134,7 +150,8 @@ final class DeadlineAudit {
                   null,
                   page -> {
                     tally.add(kind.label() + "_checked", page.size());
-                    rescheduleMissing(tally, kind, page);
+                    byTenant(page)
+                        .forEach((tenant, mine) -> rescheduleMissing(tally, kind, tenant, mine));
                   }));
     }
     for (DeadlineKind kind : KINDS) {
@@ -143,13 +160,13 @@ final class DeadlineAudit {
   }
 
   private void rescheduleMissing(
-      Tally tally, DeadlineKind kind, List<PendingSubjects.Pending> page) {
+      Tally tally, DeadlineKind kind, String tenantId, List<PendingSubjects.Pending> page) {
     Map<Integer, List<PendingSubjects.Pending>> byShard = new TreeMap<>();
     page.forEach(
         p -> byShard.computeIfAbsent(timers.shardOf(p.id()), s -> new ArrayList<>()).add(p));
     long added = 0;
     for (Map.Entry<Integer, List<PendingSubjects.Pending>> shard : byShard.entrySet()) {
-      String key = timers.timersKey(shard.getKey(), kind);
+      String key = timers.timersKey(tenantId, shard.getKey(), kind);
       List<PendingSubjects.Pending> inShard = shard.getValue();
       List<Double> scores =
           redis.zmscore(key, inShard.stream().map(p -> kind.member(p.id())).toArray(String[]::new));
@@ -170,29 +187,42 @@ final class DeadlineAudit {
   }
 
   private void staleTimers(Tally tally, DeadlineKind kind) {
-    for (int shard = 0; shard < timers.shards(); shard++) {
-      String key = timers.timersKey(shard, kind);
+    for (String tenantId : tenants.get()) {
+      for (int shard = 0; shard < timers.shards(); shard++) {
+        if (!staleTimers(tally, kind, tenantId, shard)) {
+          return;
+        }
+      }
+    }
+  }
+
+  /** One tenant's shard of a kind; false when the run's pages ran out. */
+  private boolean staleTimers(Tally tally, DeadlineKind kind, String tenantId, int shard) {
+    {
+      String key = timers.timersKey(tenantId, shard, kind);
       ScanCursor cursor = ScanCursor.INITIAL;
       do {
         if (!tally.page("timers", kind.label() + "_timers")) {
-          return;
+          return false;
         }
         ScoredValueScanCursor<String> scan =
             redis.zscan(key, cursor, ScanArgs.Builder.limit(settings.pageSize()));
         List<String> members = scan.getValues().stream().map(ScoredValue::getValue).toList();
         tally.add(kind.label() + "_timers_scanned", members.size());
-        removeStale(tally, kind, key, members);
+        removeStale(tally, kind, tenantId, key, members);
         cursor = scan;
       } while (!cursor.isFinished());
     }
+    return true;
   }
 
-  private void removeStale(Tally tally, DeadlineKind kind, String key, List<String> members) {
+  private void removeStale(
+      Tally tally, DeadlineKind kind, String tenantId, String key, List<String> members) {
     if (members.isEmpty()) {
       return;
     }
     List<String> ids = members.stream().map(DeadlineKind::subjectOf).toList();
-    Set<String> kept = subjects.kept(kind, ids);
+    Set<String> kept = subjects.kept(kind, tenantId, ids);
     List<String> stale = new ArrayList<>();
     for (int i = 0; i < members.size(); i++) {
       if (!kept.contains(ids.get(i))) {

@@ -8,8 +8,9 @@ import java.sql.PreparedStatement;
 import java.util.Map;
 
 /**
- * The {@code compensation_flags} table: one row per (kind, subject), updated when seen again. A
- * flag is raised, never acted on: it is a divergence compensation could not repair with certainty.
+ * The {@code compensation_flags} table: one row per (kind, tenant, subject), updated when seen
+ * again; the report's finding carries the tenant in its evidence. A flag is raised, never acted on:
+ * it is a divergence compensation could not repair with certainty.
  */
 final class Flags {
   /**
@@ -25,16 +26,22 @@ final class Flags {
   }
 
   /** Records the flag in the table and the run's report. */
-  void raise(Tally tally, String kind, String subject, Map<String, Object> evidence) {
-    Finding flag = new Finding(kind, subject, evidence);
-    String json = Json.write(Json.MAPPER.valueToTree(flag.evidence()));
+  void raise(
+      Tally tally, String kind, String tenantId, String subject, Map<String, Object> evidence) {
+    String json = Json.write(Json.MAPPER.valueToTree(evidence));
+    // the row has its tenant column; the report's finding names the tenant in its evidence
+    Map<String, Object> withTenant = new java.util.LinkedHashMap<>();
+    withTenant.put("tenantId", tenantId);
+    withTenant.putAll(evidence);
+    Finding flag = new Finding(kind, subject, withTenant);
     String text = Statements.cutToBytes(json, MAX_EVIDENCE_BYTES);
     tx.inTransaction(
-        "raise compensation flag " + kind + " on " + subject,
+        "raise compensation flag " + kind + " on " + tenantId + "/" + subject,
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement(
-                  "INSERT INTO compensation_flags (kind, subject, evidence) VALUES (?,?,?)"
+                  "INSERT INTO compensation_flags (kind, subject, evidence, tenant_id)"
+                      + " VALUES (?,?,?,?)"
                       // evidence bound again: VALUES(col) is deprecated since MySQL 8.0.20 and
                       // the row alias that replaces it is not MariaDB syntax
                       + " ON DUPLICATE KEY UPDATE evidence = ?,"
@@ -42,7 +49,8 @@ final class Flags {
             ps.setString(1, kind);
             ps.setString(2, subject);
             ps.setString(3, text);
-            ps.setString(4, text);
+            ps.setString(4, tenantId);
+            ps.setString(5, text);
             return ps.executeUpdate();
           }
         });

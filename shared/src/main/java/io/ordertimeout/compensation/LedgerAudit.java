@@ -75,7 +75,15 @@ final class LedgerAudit {
   private record Snapshot(String text, String checksum) {}
 
   /** A CLOSED order lacking the RELEASE row of one item, otherwise consistent. */
-  record Missing(String orderId, String skuId, int quantity) {}
+  record Missing(String tenantId, String orderId, String skuId, int quantity) {}
+
+  /**
+   * A map key of a tenant's order or SKU: a page spans tenants, and two tenants may have the same
+   * ids. Tenant ids hold no '/', so the key is unambiguous.
+   */
+  static String key(String tenantId, String id) {
+    return tenantId + "/" + id;
+  }
 
   private record Page(
       List<OrderRow> orders,
@@ -88,7 +96,8 @@ final class LedgerAudit {
     List<Missing> missing = new ArrayList<>();
     auditOrders(tally, missing);
     Map<String, List<Missing>> bySku = new TreeMap<>();
-    missing.forEach(m -> bySku.computeIfAbsent(m.skuId(), k -> new ArrayList<>()).add(m));
+    missing.forEach(
+        m -> bySku.computeIfAbsent(key(m.tenantId(), m.skuId()), k -> new ArrayList<>()).add(m));
     auditStock(tally, bySku);
   }
 
@@ -98,11 +107,15 @@ final class LedgerAudit {
     LocalDateTime since =
         tx.read("compensation window", c -> Sql.dbNowMinus(c, settings.recentWindow().toMillis()));
     LocalDateTime afterAt = since;
+    String afterTenant = "";
     String afterId = "";
     while (tally.page("orders_audited")) {
       LocalDateTime at = afterAt;
+      String tenant = afterTenant;
       String id = afterId;
-      Page page = Sql.snapshot(tx, "audit orders after " + id, c -> loadPage(c, at, id));
+      Page page =
+          Sql.snapshot(
+              tx, "audit orders after " + tenant + "/" + id, c -> loadPage(c, at, tenant, id));
       if (page.orders().isEmpty()) {
         return;
       }
@@ -111,6 +124,7 @@ final class LedgerAudit {
       }
       OrderRow last = page.orders().get(page.orders().size() - 1);
       afterAt = last.createdAt();
+      afterTenant = last.tenantId();
       afterId = last.orderId();
       tally.add("orders_audited", page.orders().size());
       if (page.orders().size() < settings.pageSize()) {
@@ -119,18 +133,22 @@ final class LedgerAudit {
     }
   }
 
-  private Page loadPage(Connection c, LocalDateTime afterAt, String afterId) throws SQLException {
+  private Page loadPage(Connection c, LocalDateTime afterAt, String afterTenant, String afterId)
+      throws SQLException {
     List<OrderRow> orders = new ArrayList<>();
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT order_id, tenant_id, user_id, status, amount_fen, coupon_id, created_at"
                 + " FROM orders WHERE created_at >= ? AND (created_at > ? OR (created_at = ? AND"
-                + " order_id > ?)) ORDER BY created_at, order_id LIMIT ?")) {
+                + " (tenant_id > ? OR (tenant_id = ? AND order_id > ?))))"
+                + " ORDER BY created_at, tenant_id, order_id LIMIT ?")) {
       DbTime.bind(ps, 1, afterAt);
       DbTime.bind(ps, 2, afterAt);
       DbTime.bind(ps, 3, afterAt);
-      ps.setString(4, afterId);
-      ps.setInt(5, settings.pageSize());
+      ps.setString(4, afterTenant);
+      ps.setString(5, afterTenant);
+      ps.setString(6, afterId);
+      ps.setInt(7, settings.pageSize());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           orders.add(
@@ -148,58 +166,72 @@ final class LedgerAudit {
     if (orders.isEmpty()) {
       return new Page(orders, Map.of(), Map.of(), Map.of());
     }
-    List<String> ids = orders.stream().map(OrderRow::orderId).toList();
-    return new Page(orders, items(c, ids), ledger(c, ids), snapshots(c, ids));
+    Map<String, List<String>> byTenant = new TreeMap<>();
+    orders.forEach(
+        o -> byTenant.computeIfAbsent(o.tenantId(), t -> new ArrayList<>()).add(o.orderId()));
+    Map<String, Map<String, Integer>> items = new LinkedHashMap<>();
+    Map<String, List<Movement>> ledger = new LinkedHashMap<>();
+    Map<String, Snapshot> snapshots = new LinkedHashMap<>();
+    for (Map.Entry<String, List<String>> tenant : byTenant.entrySet()) {
+      items(c, tenant.getKey(), tenant.getValue(), items);
+      ledger(c, tenant.getKey(), tenant.getValue(), ledger);
+      snapshots(c, tenant.getKey(), tenant.getValue(), snapshots);
+    }
+    return new Page(orders, items, ledger, snapshots);
   }
 
-  private static Map<String, Map<String, Integer>> items(Connection c, List<String> ids)
+  /** Keys of the maps below: {@link #key}(tenant, order id). */
+  private static void items(
+      Connection c, String tenantId, List<String> ids, Map<String, Map<String, Integer>> items)
       throws SQLException {
-    Map<String, Map<String, Integer>> items = new LinkedHashMap<>();
     Sql.selectIn(
         c,
-        "SELECT order_id, sku_id, quantity FROM order_items WHERE order_id IN (%s)",
+        "SELECT order_id, sku_id, quantity FROM order_items WHERE tenant_id = ? AND order_id IN (%s)",
+        tenantId,
         ids,
         rs ->
             items
-                .computeIfAbsent(rs.getString("order_id"), k -> new TreeMap<>())
+                .computeIfAbsent(key(tenantId, rs.getString("order_id")), k -> new TreeMap<>())
                 .put(rs.getString("sku_id"), rs.getInt("quantity")));
-    return items;
   }
 
-  private static Map<String, List<Movement>> ledger(Connection c, List<String> ids)
+  private static void ledger(
+      Connection c, String tenantId, List<String> ids, Map<String, List<Movement>> ledger)
       throws SQLException {
-    Map<String, List<Movement>> ledger = new LinkedHashMap<>();
     Sql.selectIn(
         c,
-        "SELECT order_id, sku_id, kind, quantity FROM stock_movements WHERE order_id IN (%s)",
+        "SELECT order_id, sku_id, kind, quantity FROM stock_movements"
+            + " WHERE tenant_id = ? AND order_id IN (%s)",
+        tenantId,
         ids,
         rs ->
             ledger
-                .computeIfAbsent(rs.getString("order_id"), k -> new ArrayList<>())
+                .computeIfAbsent(key(tenantId, rs.getString("order_id")), k -> new ArrayList<>())
                 .add(
                     new Movement(
                         rs.getString("sku_id"), rs.getString("kind"), rs.getInt("quantity"))));
-    return ledger;
   }
 
-  private static Map<String, Snapshot> snapshots(Connection c, List<String> ids)
+  private static void snapshots(
+      Connection c, String tenantId, List<String> ids, Map<String, Snapshot> snapshots)
       throws SQLException {
-    Map<String, Snapshot> snapshots = new LinkedHashMap<>();
     Sql.selectIn(
         c,
-        "SELECT order_id, snapshot, checksum FROM order_snapshots WHERE order_id IN (%s)",
+        "SELECT order_id, snapshot, checksum FROM order_snapshots"
+            + " WHERE tenant_id = ? AND order_id IN (%s)",
+        tenantId,
         ids,
         rs ->
             snapshots.put(
-                rs.getString("order_id"),
+                key(tenantId, rs.getString("order_id")),
                 new Snapshot(rs.getString("snapshot"), rs.getString("checksum"))));
-    return snapshots;
   }
 
   private void audit(Tally tally, OrderRow order, Page page, List<Missing> missing) {
-    Map<String, Integer> items = page.items().getOrDefault(order.orderId(), Map.of());
-    checkSnapshot(tally, order, items, page.snapshots().get(order.orderId()));
-    List<Movement> ledger = page.ledger().getOrDefault(order.orderId(), List.of());
+    String key = key(order.tenantId(), order.orderId());
+    Map<String, Integer> items = page.items().getOrDefault(key, Map.of());
+    checkSnapshot(tally, order, items, page.snapshots().get(key));
+    List<Movement> ledger = page.ledger().getOrDefault(key, List.of());
     List<String> problems = new ArrayList<>();
     List<Missing> releases = new ArrayList<>();
     checkLedger(order, items, ledger, problems, releases);
@@ -209,7 +241,7 @@ final class LedgerAudit {
       evidence.put("items", items);
       evidence.put("ledger", ledger.stream().map(Movement::toString).sorted().toList());
       evidence.put("problems", problems);
-      flags.raise(tally, LEDGER_MISMATCH, order.orderId(), evidence);
+      flags.raise(tally, LEDGER_MISMATCH, order.tenantId(), order.orderId(), evidence);
     } else {
       missing.addAll(releases);
     }
@@ -252,7 +284,8 @@ final class LedgerAudit {
         for (Map.Entry<String, Integer> item : items.entrySet()) {
           Integer q = released.get(item.getKey());
           if (q == null) {
-            releases.add(new Missing(order.orderId(), item.getKey(), item.getValue()));
+            releases.add(
+                new Missing(order.tenantId(), order.orderId(), item.getKey(), item.getValue()));
           } else if (q.intValue() != item.getValue()) {
             problems.add("RELEASE of " + item.getKey() + " is " + q + ", item " + item.getValue());
           }
@@ -287,7 +320,12 @@ final class LedgerAudit {
   private void checkSnapshot(
       Tally tally, OrderRow order, Map<String, Integer> items, Snapshot snapshot) {
     if (snapshot == null) {
-      flags.raise(tally, SNAPSHOT_MISSING, order.orderId(), Map.of("status", order.status()));
+      flags.raise(
+          tally,
+          SNAPSHOT_MISSING,
+          order.tenantId(),
+          order.orderId(),
+          Map.of("status", order.status()));
       return;
     }
     String actual = sha256(snapshot.text());
@@ -295,6 +333,7 @@ final class LedgerAudit {
       flags.raise(
           tally,
           SNAPSHOT_CHECKSUM,
+          order.tenantId(),
           order.orderId(),
           Map.of("stored", snapshot.checksum(), "computed", actual));
       return;
@@ -304,12 +343,21 @@ final class LedgerAudit {
       parsed = Json.MAPPER.readTree(snapshot.text());
     } catch (JsonProcessingException e) {
       flags.raise(
-          tally, SNAPSHOT_MISMATCH, order.orderId(), Map.of("unparseable", e.getOriginalMessage()));
+          tally,
+          SNAPSHOT_MISMATCH,
+          order.tenantId(),
+          order.orderId(),
+          Map.of("unparseable", e.getOriginalMessage()));
       return;
     }
     List<String> diffs = diff(order, items, parsed);
     if (!diffs.isEmpty()) {
-      flags.raise(tally, SNAPSHOT_MISMATCH, order.orderId(), Map.of("differences", diffs));
+      flags.raise(
+          tally,
+          SNAPSHOT_MISMATCH,
+          order.tenantId(),
+          order.orderId(),
+          Map.of("differences", diffs));
     }
   }
 
@@ -346,39 +394,54 @@ final class LedgerAudit {
 
   // ---- stock
 
-  private record StockRow(String skuId, long available, long reserved, long sold, long total) {}
+  private record StockRow(
+      String tenantId, String skuId, long available, long reserved, long sold, long total) {}
 
+  /** Pages the stock rows by primary key (tenant_id, sku_id). */
   private void auditStock(Tally tally, Map<String, List<Missing>> missing) {
+    String afterTenant = "";
     String after = "";
     while (tally.page("skus_audited")) {
+      String tenant = afterTenant;
       String from = after;
       Map<String, Long> demand = new TreeMap<>();
       List<StockRow> rows =
-          Sql.snapshot(tx, "audit stock after " + from, c -> loadStock(c, from, demand));
+          Sql.snapshot(
+              tx,
+              "audit stock after " + tenant + "/" + from,
+              c -> loadStock(c, tenant, from, demand));
       for (StockRow row : rows) {
-        checkSku(tally, row, demand.getOrDefault(row.skuId(), 0L), missing.get(row.skuId()));
+        String key = key(row.tenantId(), row.skuId());
+        checkSku(tally, row, demand.getOrDefault(key, 0L), missing.get(key));
       }
       tally.add("skus_audited", rows.size());
       if (rows.size() < settings.pageSize()) {
         return;
       }
+      afterTenant = rows.get(rows.size() - 1).tenantId();
       after = rows.get(rows.size() - 1).skuId();
     }
   }
 
-  private List<StockRow> loadStock(Connection c, String after, Map<String, Long> demand)
+  /** {@code demand} is filled by {@link #key}(tenant, SKU). */
+  private List<StockRow> loadStock(
+      Connection c, String afterTenant, String after, Map<String, Long> demand)
       throws SQLException {
     List<StockRow> rows = new ArrayList<>();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT sku_id, available, reserved, sold, total FROM stock WHERE sku_id > ?"
-                + " ORDER BY sku_id LIMIT ?")) {
-      ps.setString(1, after);
-      ps.setInt(2, settings.pageSize());
+            "SELECT tenant_id, sku_id, available, reserved, sold, total FROM stock"
+                + " WHERE tenant_id > ? OR (tenant_id = ? AND sku_id > ?)"
+                + " ORDER BY tenant_id, sku_id LIMIT ?")) {
+      ps.setString(1, afterTenant);
+      ps.setString(2, afterTenant);
+      ps.setString(3, after);
+      ps.setInt(4, settings.pageSize());
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           rows.add(
               new StockRow(
+                  rs.getString("tenant_id"),
                   rs.getString("sku_id"),
                   rs.getLong("available"),
                   rs.getLong("reserved"),
@@ -387,8 +450,12 @@ final class LedgerAudit {
         }
       }
     }
-    if (!rows.isEmpty()) {
-      demand.putAll(unpaidDemand(c, rows.stream().map(StockRow::skuId).toList()));
+    Map<String, List<String>> byTenant = new TreeMap<>();
+    rows.forEach(
+        r -> byTenant.computeIfAbsent(r.tenantId(), t -> new ArrayList<>()).add(r.skuId()));
+    for (Map.Entry<String, List<String>> tenant : byTenant.entrySet()) {
+      unpaidDemand(c, tenant.getKey(), tenant.getValue())
+          .forEach((sku, qty) -> demand.put(key(tenant.getKey(), sku), qty));
     }
     return rows;
   }
@@ -397,14 +464,17 @@ final class LedgerAudit {
    * Sum of UNPAID orders' quantities per SKU. Read from the UNPAID orders (the status index), so
    * the cost follows the open orders, not every order the SKU ever had.
    */
-  static Map<String, Long> unpaidDemand(Connection c, List<String> skus) throws SQLException {
+  static Map<String, Long> unpaidDemand(Connection c, String tenantId, List<String> skus)
+      throws SQLException {
     Map<String, Long> demand = new TreeMap<>();
     // one SKU is in one part only, so each part's sums are whole
     Sql.selectIn(
         c,
         "SELECT oi.sku_id, SUM(oi.quantity) AS demand FROM orders o"
-            + " JOIN order_items oi ON oi.order_id = o.order_id"
-            + " WHERE o.status = 'UNPAID' AND oi.sku_id IN (%s) GROUP BY oi.sku_id",
+            + " JOIN order_items oi ON oi.tenant_id = o.tenant_id AND oi.order_id = o.order_id"
+            + " WHERE o.status = 'UNPAID' AND o.tenant_id = ? AND oi.sku_id IN (%s)"
+            + " GROUP BY oi.sku_id",
+        tenantId,
         skus,
         rs -> demand.put(rs.getString("sku_id"), rs.getLong("demand")));
     return demand;
@@ -415,17 +485,22 @@ final class LedgerAudit {
     boolean totalOk = row.available() + row.reserved() + row.sold() == row.total();
     long missingQty = missing == null ? 0 : missing.stream().mapToLong(Missing::quantity).sum();
     if (missing != null && totalOk && stranded == missingQty) {
-      new ReleaseRepair(tx).repair(tally, row.skuId(), missing, flags);
+      new ReleaseRepair(tx).repair(tally, row.tenantId(), row.skuId(), missing, flags);
       return;
     }
     if (missing != null) {
       for (Missing m : missing) {
-        flags.raise(tally, MISSING_RELEASE, m.orderId(), evidence(row, demand, m, missingQty));
+        flags.raise(
+            tally,
+            MISSING_RELEASE,
+            m.tenantId(),
+            m.orderId(),
+            evidence(row, demand, m, missingQty));
       }
     }
     if (!totalOk || stranded != 0) {
       Map<String, Object> evidence = stockEvidence(row, demand);
-      flags.raise(tally, STOCK_DRIFT, row.skuId(), evidence);
+      flags.raise(tally, STOCK_DRIFT, row.tenantId(), row.skuId(), evidence);
     }
   }
 
@@ -450,8 +525,9 @@ final class LedgerAudit {
     return e;
   }
 
-  static Finding repairFinding(String skuId, List<Missing> repaired) {
+  static Finding repairFinding(String tenantId, String skuId, List<Missing> repaired) {
     Map<String, Object> e = new LinkedHashMap<>();
+    e.put("tenantId", tenantId);
     e.put("skuId", skuId);
     e.put("orders", repaired.stream().map(Missing::orderId).toList());
     e.put("quantity", repaired.stream().mapToLong(Missing::quantity).sum());

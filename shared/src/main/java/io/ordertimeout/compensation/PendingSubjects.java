@@ -37,7 +37,7 @@ final class PendingSubjects {
   }
 
   /** A pending subject as the keyset pages read it. */
-  record Pending(String id, LocalDateTime due) {
+  record Pending(String tenantId, String id, LocalDateTime due) {
     long dueMillis() {
       return due.toInstant(ZoneOffset.UTC).toEpochMilli();
     }
@@ -73,8 +73,8 @@ final class PendingSubjects {
   }
 
   /**
-   * Pages through {@code kind}'s pending subjects by (due, id), due before {@code before} (null:
-   * all), under {@code category}'s time check and the page budget {@code <label>_<budget>}.
+   * Pages through {@code kind}'s pending subjects by (due, tenant, id), due before {@code before}
+   * (null: all), under {@code category}'s time check and the page budget {@code <label>_<budget>}.
    */
   void walk(
       Tally tally,
@@ -88,7 +88,7 @@ final class PendingSubjects {
     String sql =
         "SELECT "
             + source.id()
-            + " AS id, "
+            + " AS id, tenant_id, "
             + due
             + " AS due FROM "
             + source.table()
@@ -98,27 +98,30 @@ final class PendingSubjects {
             + due
             + " > ? OR ("
             + due
-            + " = ? AND "
+            + " = ? AND (tenant_id > ? OR (tenant_id = ? AND "
             + source.id()
-            + " > ?)) ORDER BY "
+            + " > ?)))) ORDER BY "
             + due
-            + ", "
+            + ", tenant_id, "
             + source.id()
             + " LIMIT ?";
     LocalDateTime afterAt = BEGINNING;
+    String afterTenant = "";
     String afterId = "";
     while (tally.page(category, kind.label() + "_" + budget)) {
       LocalDateTime at = afterAt;
+      String tenant = afterTenant;
       String id = afterId;
       List<Pending> page =
           tx.read(
-              kind.label() + " " + budget + " page after " + id,
-              c -> page(c, sql, source.status(), before == null ? END : before, at, id));
+              kind.label() + " " + budget + " page after " + tenant + "/" + id,
+              c -> page(c, sql, source.status(), before == null ? END : before, at, tenant, id));
       if (page.isEmpty()) {
         return;
       }
       work.accept(page);
       afterAt = page.get(page.size() - 1).due();
+      afterTenant = page.get(page.size() - 1).tenantId();
       afterId = page.get(page.size() - 1).id();
       if (page.size() < pageSize) {
         return;
@@ -132,6 +135,7 @@ final class PendingSubjects {
       String status,
       LocalDateTime before,
       LocalDateTime afterAt,
+      String afterTenant,
       String afterId)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
@@ -139,12 +143,15 @@ final class PendingSubjects {
       DbTime.bind(ps, 2, before);
       DbTime.bind(ps, 3, afterAt);
       DbTime.bind(ps, 4, afterAt);
-      ps.setString(5, afterId);
-      ps.setInt(6, pageSize);
+      ps.setString(5, afterTenant);
+      ps.setString(6, afterTenant);
+      ps.setString(7, afterId);
+      ps.setInt(8, pageSize);
       List<Pending> page = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          page.add(new Pending(rs.getString("id"), DbTime.utc(rs, "due")));
+          page.add(
+              new Pending(rs.getString("tenant_id"), rs.getString("id"), DbTime.utc(rs, "due")));
         }
       }
       return page;
@@ -155,7 +162,7 @@ final class PendingSubjects {
    * Which of {@code ids} still warrant a {@code kind} timer: they exist and are pending (a LOCKED
    * coupon before its validity too); the others' timers are stale.
    */
-  Set<String> kept(DeadlineKind kind, List<String> ids) {
+  Set<String> kept(DeadlineKind kind, String tenantId, List<String> ids) {
     Source source = Source.of(kind);
     Set<String> kept = new HashSet<>();
     if (ids.isEmpty()) {
@@ -170,10 +177,11 @@ final class PendingSubjects {
                   + source.id()
                   + " FROM "
                   + source.table()
-                  + " WHERE "
+                  + " WHERE tenant_id = ? AND "
                   + source.id()
                   + " IN (%s) AND "
                   + source.keeps(),
+              tenantId,
               ids,
               rs -> kept.add(rs.getString(1)));
           return null;

@@ -14,7 +14,9 @@ import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.compensation.CompensationReport.Finding;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.redis.ShardLeases;
@@ -34,6 +36,9 @@ import java.util.Map;
 /**
  * The Redis side of a pass: poison orders and their dead letters, stale timers, stream entries
  * stuck in the pending list, and leases that can never expire.
+ *
+ * <p>Over 300 lines: four audits of Redis state (dead letters and poison orders, stale timers of
+ * every tenant, stuck stream entries, leases without a TTL), each a few short methods.
  */
 final class RedisAudit {
   /**
@@ -49,6 +54,7 @@ final class RedisAudit {
   private final int consumerSlots;
   private final TimeSource time;
   private final OrderCloser closer;
+  private final java.util.function.Supplier<List<String>> tenants;
   private final Flags flags;
   private final CompensationSettings settings;
 
@@ -62,6 +68,7 @@ final class RedisAudit {
     this.consumerSlots = parts.consumerSlots();
     this.time = parts.time();
     this.closer = closer;
+    this.tenants = parts.tenants();
     this.flags = flags;
     this.settings = settings;
   }
@@ -69,7 +76,7 @@ final class RedisAudit {
   // ---- dead letters and poison orders
 
   private record Letter(
-      long id, String orderId, long deliveries, String errors, LocalDateTime at) {}
+      long id, String tenantId, String orderId, long deliveries, String errors, LocalDateTime at) {}
 
   void deadLetters(Tally tally) {
     LocalDateTime afterAt = LocalDateTime.of(1000, 1, 1, 0, 0);
@@ -94,7 +101,8 @@ final class RedisAudit {
       throws java.sql.SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT dead_letter_id, order_id, deliveries, errors, created_at FROM dead_letters"
+            "SELECT dead_letter_id, tenant_id, order_id, deliveries, errors, created_at"
+                + " FROM dead_letters"
                 + " WHERE resolved_at IS NULL AND order_id IS NOT NULL"
                 + " AND (created_at > ? OR (created_at = ? AND dead_letter_id > ?))"
                 + " ORDER BY created_at, dead_letter_id LIMIT ?")) {
@@ -108,6 +116,7 @@ final class RedisAudit {
           page.add(
               new Letter(
                   rs.getLong("dead_letter_id"),
+                  rs.getString("tenant_id"),
                   rs.getString("order_id"),
                   rs.getLong("deliveries"),
                   rs.getString("errors"),
@@ -119,8 +128,19 @@ final class RedisAudit {
   }
 
   private void handleLetters(Tally tally, List<Letter> page) {
+    Map<String, List<Letter>> byTenant = new java.util.TreeMap<>();
+    page.forEach(
+        l ->
+            byTenant
+                .computeIfAbsent(
+                    l.tenantId() == null ? TenantIds.DEFAULT : l.tenantId(), t -> new ArrayList<>())
+                .add(l));
+    byTenant.forEach((tenant, letters) -> handleLetters(tally, tenant, letters));
+  }
+
+  private void handleLetters(Tally tally, String tenantId, List<Letter> page) {
     Map<String, String> status =
-        Compensator.statuses(tx, page.stream().map(Letter::orderId).distinct().toList());
+        Compensator.statuses(tx, tenantId, page.stream().map(Letter::orderId).distinct().toList());
     List<Long> resolvable = new ArrayList<>();
     Map<String, List<Letter>> poison = new LinkedHashMap<>();
     for (Letter letter : page) {
@@ -136,7 +156,7 @@ final class RedisAudit {
         (orderId, letters) -> {
           // GT: a later score (a deferral, a claim lease) is kept; a missing timer is added.
           redis.zadd(
-              timers.timersKey(timers.shardOf(orderId)),
+              timers.timersKey(tenantId, timers.shardOf(orderId), DeadlineKind.PAYMENT_TIMEOUT),
               ZAddArgs.Builder.gt(),
               ScoredValue.just(parkUntil, orderId));
           Letter last = letters.get(letters.size() - 1);
@@ -145,7 +165,7 @@ final class RedisAudit {
           evidence.put("deliveries", last.deliveries());
           evidence.put("errors", last.errors());
           evidence.put("timerParkedUntil", parkUntil);
-          flags.raise(tally, "POISON_ORDER", orderId, evidence);
+          flags.raise(tally, "POISON_ORDER", tenantId, orderId, evidence);
         });
     tally.add("poison_orders_parked", poison.size());
   }
@@ -175,25 +195,37 @@ final class RedisAudit {
   // ---- c: timers of orders no longer UNPAID
 
   void staleTimers(Tally tally) {
-    for (int shard = 0; shard < timers.shards(); shard++) {
-      String key = timers.timersKey(shard);
+    for (String tenantId : tenants.get()) {
+      for (int shard = 0; shard < timers.shards(); shard++) {
+        if (!staleTimers(tally, tenantId, shard)) {
+          return;
+        }
+      }
+    }
+  }
+
+  /** One tenant's shard; false when the run's pages ran out. */
+  private boolean staleTimers(Tally tally, String tenantId, int shard) {
+    {
+      String key = timers.timersKey(tenantId, shard, DeadlineKind.PAYMENT_TIMEOUT);
       ScanCursor cursor = ScanCursor.INITIAL;
       do {
         if (!tally.page("timers")) {
-          return;
+          return false;
         }
         ScoredValueScanCursor<String> scan =
             redis.zscan(key, cursor, ScanArgs.Builder.limit(settings.pageSize()));
         List<String> ids = scan.getValues().stream().map(ScoredValue::getValue).toList();
         tally.add("timers_scanned", ids.size());
-        removeStale(tally, key, ids);
+        removeStale(tally, tenantId, key, ids);
         cursor = scan;
       } while (!cursor.isFinished());
     }
+    return true;
   }
 
-  private void removeStale(Tally tally, String key, List<String> ids) {
-    Map<String, String> status = Compensator.statuses(tx, ids);
+  private void removeStale(Tally tally, String tenantId, String key, List<String> ids) {
+    Map<String, String> status = Compensator.statuses(tx, tenantId, ids);
     List<String> stale =
         ids.stream().filter(id -> !OrderStatus.UNPAID.name().equals(status.get(id))).toList();
     if (!stale.isEmpty()) {
@@ -254,7 +286,7 @@ final class RedisAudit {
     CloseReason reason =
         event.type() == EventType.CANCEL_REQUESTED ? CloseReason.USER_CANCEL : CloseReason.TIMEOUT;
     try {
-      CloseResult result = closer.close(List.of(event.orderId()), reason);
+      CloseResult result = closer.close(event.tenantOrDefault(), List.of(event.orderId()), reason);
       if (result.deferred().isEmpty() && result.failed().isEmpty()) {
         tally.add("stuck_entries_closed", result.closed().size());
         ack(tally, entry);

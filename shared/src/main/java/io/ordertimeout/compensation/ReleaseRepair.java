@@ -39,18 +39,18 @@ final class ReleaseRepair {
     }
   }
 
-  void repair(Tally tally, String skuId, List<Missing> missing, Flags flags) {
+  void repair(Tally tally, String tenantId, String skuId, List<Missing> missing, Flags flags) {
     Outcome outcome;
     try {
       outcome =
           tx.inTransaction(
-              "insert " + missing.size() + " missing RELEASE rows of SKU " + skuId,
-              c -> repairLocked(c, skuId, missing));
+              "insert " + missing.size() + " missing RELEASE rows of SKU " + tenantId + "/" + skuId,
+              c -> repairLocked(c, tenantId, skuId, missing));
     } catch (Refused refused) {
       outcome = refused.outcome;
     }
     if (outcome.refusal() == null) {
-      tally.repaired(LedgerAudit.repairFinding(skuId, missing));
+      tally.repaired(LedgerAudit.repairFinding(tenantId, skuId, missing));
       tally.add("ledger_repairs", missing.size());
       return;
     }
@@ -59,24 +59,24 @@ final class ReleaseRepair {
       evidence.put("skuId", skuId);
       evidence.put("missingReleaseQuantity", m.quantity());
       evidence.put("refused", outcome.refusal());
-      flags.raise(tally, LedgerAudit.MISSING_RELEASE, m.orderId(), evidence);
+      flags.raise(tally, LedgerAudit.MISSING_RELEASE, tenantId, m.orderId(), evidence);
     }
   }
 
-  private static Outcome repairLocked(Connection c, String skuId, List<Missing> missing)
-      throws SQLException {
-    String refusal = recheckOrders(c, skuId, missing);
+  private static Outcome repairLocked(
+      Connection c, String tenantId, String skuId, List<Missing> missing) throws SQLException {
+    String refusal = recheckOrders(c, tenantId, skuId, missing);
     if (refusal != null) {
       return new Outcome(refusal, Map.of());
     }
     // The orders' own rows before the stock row: the hot row is then held for the demand query
     // (which must see the same reserved quantity as the lock) and one UPDATE only.
-    insertReleases(c, skuId, missing);
-    long[] stock = lockStock(c, skuId);
+    insertReleases(c, tenantId, skuId, missing);
+    long[] stock = lockStock(c, tenantId, skuId);
     if (stock == null) {
       throw new Refused(new Outcome("no stock row", Map.of()));
     }
-    long demand = LedgerAudit.unpaidDemand(c, List.of(skuId)).getOrDefault(skuId, 0L);
+    long demand = LedgerAudit.unpaidDemand(c, tenantId, List.of(skuId)).getOrDefault(skuId, 0L);
     long quantity = missing.stream().mapToLong(Missing::quantity).sum();
     Map<String, Object> evidence = new LinkedHashMap<>();
     evidence.put("available", stock[0]);
@@ -90,27 +90,28 @@ final class ReleaseRepair {
     if (stock[1] - demand != quantity) {
       throw new Refused(new Outcome("reserved - demand != " + quantity, evidence));
     }
-    moveToAvailable(c, skuId, quantity);
+    moveToAvailable(c, tenantId, skuId, quantity);
     return new Outcome(null, evidence);
   }
 
   /** Each order still CLOSED, with its RESERVE, without RELEASE or SELL of this SKU. */
-  private static String recheckOrders(Connection c, String skuId, List<Missing> missing)
-      throws SQLException {
+  private static String recheckOrders(
+      Connection c, String tenantId, String skuId, List<Missing> missing) throws SQLException {
     List<String> ids = new ArrayList<>(missing.stream().map(Missing::orderId).sorted().toList());
     int[] closed = {0};
     // parts in ascending id order: the same lock order as one statement
     Sql.selectIn(
         c,
-        "SELECT order_id FROM orders WHERE status = 'CLOSED' AND order_id IN (%s)"
-            + " ORDER BY order_id FOR UPDATE",
+        "SELECT order_id FROM orders WHERE tenant_id = ? AND status = 'CLOSED'"
+            + " AND order_id IN (%s) ORDER BY order_id FOR UPDATE",
+        tenantId,
         ids,
         rs -> closed[0]++);
     if (closed[0] != ids.size()) {
       return "an order is no longer CLOSED";
     }
     for (Missing m : missing) {
-      Map<String, Integer> rows = movements(c, m.orderId(), skuId);
+      Map<String, Integer> rows = movements(c, tenantId, m.orderId(), skuId);
       if (!Integer.valueOf(m.quantity()).equals(rows.get("RESERVE"))
           || rows.containsKey("RELEASE")
           || rows.containsKey("SELL")) {
@@ -120,15 +121,16 @@ final class ReleaseRepair {
     return null;
   }
 
-  private static Map<String, Integer> movements(Connection c, String orderId, String skuId)
-      throws SQLException {
+  private static Map<String, Integer> movements(
+      Connection c, String tenantId, String orderId, String skuId) throws SQLException {
     Map<String, Integer> rows = new LinkedHashMap<>();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT kind, quantity FROM stock_movements WHERE order_id = ? AND sku_id = ?"
-                + " FOR UPDATE")) {
-      ps.setString(1, orderId);
-      ps.setString(2, skuId);
+            "SELECT kind, quantity FROM stock_movements WHERE tenant_id = ? AND order_id = ?"
+                + " AND sku_id = ? FOR UPDATE")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, orderId);
+      ps.setString(3, skuId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           rows.put(rs.getString("kind"), rs.getInt("quantity"));
@@ -139,11 +141,13 @@ final class ReleaseRepair {
   }
 
   /** available, reserved, sold, total of the locked row; null when there is none. */
-  private static long[] lockStock(Connection c, String skuId) throws SQLException {
+  private static long[] lockStock(Connection c, String tenantId, String skuId) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT available, reserved, sold, total FROM stock WHERE sku_id = ? FOR UPDATE")) {
-      ps.setString(1, skuId);
+            "SELECT available, reserved, sold, total FROM stock WHERE tenant_id = ? AND sku_id = ?"
+                + " FOR UPDATE")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, skuId);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next()
             ? new long[] {
@@ -157,32 +161,34 @@ final class ReleaseRepair {
     }
   }
 
-  private static void insertReleases(Connection c, String skuId, List<Missing> missing)
-      throws SQLException {
+  private static void insertReleases(
+      Connection c, String tenantId, String skuId, List<Missing> missing) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
-                + " VALUES (?,?,'RELEASE',?)")) {
+            "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+                + " VALUES (?,?,?,'RELEASE',?)")) {
       for (Missing m : missing) {
-        ps.setString(1, m.orderId());
-        ps.setString(2, skuId);
-        ps.setInt(3, m.quantity());
+        ps.setString(1, tenantId);
+        ps.setString(2, m.orderId());
+        ps.setString(3, skuId);
+        ps.setInt(4, m.quantity());
         ps.addBatch();
       }
       ps.executeBatch();
     }
   }
 
-  private static void moveToAvailable(Connection c, String skuId, long quantity)
+  private static void moveToAvailable(Connection c, String tenantId, String skuId, long quantity)
       throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE stock SET available = available + ?, reserved = reserved - ?"
-                + " WHERE sku_id = ? AND reserved >= ?")) {
+                + " WHERE tenant_id = ? AND sku_id = ? AND reserved >= ?")) {
       ps.setLong(1, quantity);
       ps.setLong(2, quantity);
-      ps.setString(3, skuId);
-      ps.setLong(4, quantity);
+      ps.setString(3, tenantId);
+      ps.setString(4, skuId);
+      ps.setLong(5, quantity);
       if (ps.executeUpdate() != 1) {
         throw new IllegalStateException(
             "moving " + quantity + " of SKU " + skuId + " to available found less reserved");

@@ -30,10 +30,23 @@ final class Sql {
    */
   static void selectIn(Connection c, String sql, List<String> values, Rows rows)
       throws SQLException {
+    selectIn(c, sql, null, values, rows);
+  }
+
+  /**
+   * As {@link #selectIn(Connection, String, List, Rows)} with {@code tenantId} bound first (the
+   * statement's {@code tenant_id = ?} before its IN list); null binds nothing.
+   */
+  static void selectIn(Connection c, String sql, String tenantId, List<String> values, Rows rows)
+      throws SQLException {
     for (List<String> part : Statements.inLists(sql, values)) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, placeholders(part.size())))) {
-        bind(ps, 1, part);
+        int first = 1;
+        if (tenantId != null) {
+          ps.setString(first++, tenantId);
+        }
+        bind(ps, first, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             rows.read(rs);

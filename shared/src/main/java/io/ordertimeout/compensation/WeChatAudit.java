@@ -71,12 +71,10 @@ final class WeChatAudit {
     }
     LocalDateTime since =
         tx.read("closed window", c -> Sql.dbNowMinus(c, settings.closedWindow().toMillis()));
-    LocalDateTime afterAt = since;
-    String afterId = "";
+    Closed after = new Closed("", "", since);
     while (tally.page("closed_prepaid")) {
-      LocalDateTime at = afterAt;
-      String id = afterId;
-      List<Closed> page = tx.read("closed prepaid orders", c -> closedPage(c, at, id));
+      Closed cursor = after;
+      List<Closed> page = tx.read("closed prepaid orders", c -> closedPage(c, cursor));
       for (Closed order : page) {
         if (!tally.wechatQuery("closed_prepaid")) {
           return;
@@ -90,25 +88,28 @@ final class WeChatAudit {
       if (page.size() < settings.pageSize()) {
         return;
       }
-      afterAt = page.get(page.size() - 1).closedAt();
-      afterId = page.get(page.size() - 1).orderId();
+      after = page.get(page.size() - 1);
     }
   }
 
-  private List<Closed> closedPage(Connection c, LocalDateTime afterAt, String afterId)
-      throws SQLException {
+  /** Keyset pages by (closed_at, tenant_id, order_id): the closed_at index ends in the PK. */
+  private List<Closed> closedPage(Connection c, Closed after) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT o.order_id, o.tenant_id, o.closed_at FROM orders o"
-                + " WHERE o.closed_at >= ? AND (o.closed_at > ? OR (o.closed_at = ? AND o.order_id > ?))"
+                + " WHERE o.closed_at >= ? AND (o.closed_at > ? OR (o.closed_at = ?"
+                + " AND (o.tenant_id > ? OR (o.tenant_id = ? AND o.order_id > ?))))"
                 + " AND o.status = 'CLOSED' AND (o.prepay_id IS NOT NULL OR o.prepaid_at IS NOT NULL)"
-                + " AND NOT EXISTS (SELECT 1 FROM paid_after_close p WHERE p.order_id = o.order_id)"
-                + " ORDER BY o.closed_at, o.order_id LIMIT ?")) {
-      DbTime.bind(ps, 1, afterAt);
-      DbTime.bind(ps, 2, afterAt);
-      DbTime.bind(ps, 3, afterAt);
-      ps.setString(4, afterId);
-      ps.setInt(5, settings.pageSize());
+                + " AND NOT EXISTS (SELECT 1 FROM paid_after_close p"
+                + " WHERE p.tenant_id = o.tenant_id AND p.order_id = o.order_id)"
+                + " ORDER BY o.closed_at, o.tenant_id, o.order_id LIMIT ?")) {
+      DbTime.bind(ps, 1, after.closedAt());
+      DbTime.bind(ps, 2, after.closedAt());
+      DbTime.bind(ps, 3, after.closedAt());
+      ps.setString(4, after.tenantId());
+      ps.setString(5, after.tenantId());
+      ps.setString(6, after.orderId());
+      ps.setInt(7, settings.pageSize());
       List<Closed> page = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -156,7 +157,7 @@ final class WeChatAudit {
       evidence.put("transactionId", String.valueOf(trade.transactionId()));
       evidence.put("wechatAmountFen", String.valueOf(trade.amountFen()));
       evidence.put("error", e.getMessage());
-      flags.raise(tally, "PAYMENT_MISMATCH", orderId, evidence);
+      flags.raise(tally, "PAYMENT_MISMATCH", tenantId, orderId, evidence);
       return null;
     }
   }
@@ -166,18 +167,16 @@ final class WeChatAudit {
     if (gateway == null) {
       return;
     }
-    LocalDateTime afterAt = LocalDateTime.of(1000, 1, 1, 0, 0);
-    String afterId = "";
+    Closed after = new Closed("", "", LocalDateTime.of(1000, 1, 1, 0, 0));
     while (tally.page("refunds")) {
-      LocalDateTime at = afterAt;
-      String id = afterId;
-      List<Closed> page = tx.read("pending refunds", c -> pendingPage(c, at, id));
+      Closed cursor = after;
+      List<Closed> page = tx.read("pending refunds", c -> pendingPage(c, cursor));
       for (Closed pending : page) {
         if (!tally.timeLeft("refunds")) {
           return;
         }
         try {
-          payments.retryRefund(pending.orderId());
+          payments.retryRefund(pending.tenantId(), pending.orderId());
           tally.add("refunds_retried", 1);
         } catch (PaymentTransientException e) {
           tally.add("refunds_failed", 1);
@@ -186,23 +185,24 @@ final class WeChatAudit {
       if (page.size() < settings.pageSize()) {
         return;
       }
-      afterAt = page.get(page.size() - 1).closedAt();
-      afterId = page.get(page.size() - 1).orderId();
+      after = page.get(page.size() - 1);
     }
   }
 
-  private List<Closed> pendingPage(Connection c, LocalDateTime afterAt, String afterId)
-      throws SQLException {
+  private List<Closed> pendingPage(Connection c, Closed after) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT order_id, tenant_id, detected_at FROM paid_after_close"
                 + " WHERE refund_status = 'PENDING'"
-                + " AND (detected_at > ? OR (detected_at = ? AND order_id > ?))"
-                + " ORDER BY detected_at, order_id LIMIT ?")) {
-      DbTime.bind(ps, 1, afterAt);
-      DbTime.bind(ps, 2, afterAt);
-      ps.setString(3, afterId);
-      ps.setInt(4, settings.pageSize());
+                + " AND (detected_at > ? OR (detected_at = ? AND (tenant_id > ?"
+                + " OR (tenant_id = ? AND order_id > ?))))"
+                + " ORDER BY detected_at, tenant_id, order_id LIMIT ?")) {
+      DbTime.bind(ps, 1, after.closedAt());
+      DbTime.bind(ps, 2, after.closedAt());
+      ps.setString(3, after.tenantId());
+      ps.setString(4, after.tenantId());
+      ps.setString(5, after.orderId());
+      ps.setInt(6, settings.pageSize());
       List<Closed> page = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

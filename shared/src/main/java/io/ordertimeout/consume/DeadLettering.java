@@ -2,6 +2,7 @@ package io.ordertimeout.consume;
 
 import io.lettuce.core.StreamMessage;
 import io.ordertimeout.config.StreamSettings;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.DeadLetters;
 import io.ordertimeout.stream.EventStream;
@@ -81,7 +82,13 @@ final class DeadLettering {
     String type = event != null ? event.type().wireName() : typeOf(entry);
     deadLetters.store(
         new DeadLetters.DeadLetter(
-            entry.getId(), type, orderIdOf(entry, event), fields(entry), delivered, history));
+            entry.getId(),
+            type,
+            tenantOf(entry, event),
+            orderIdOf(entry, event),
+            fields(entry),
+            delivered,
+            history));
     acks.ack(List.of(entry));
     deadLetters.forget(entry.getId());
     counters.deadLettered++;
@@ -104,6 +111,15 @@ final class DeadLettering {
    */
   private static String orderIdOf(StreamMessage<String, String> entry, OrderEvent event) {
     return event != null ? event.orderId() : field(entry, "orderId");
+  }
+
+  /**
+   * The entry's tenant: the default tenant for an order event written before tenants were part of
+   * the keys; null when the entry names no order (nothing to attribute it to).
+   */
+  private static String tenantOf(StreamMessage<String, String> entry, OrderEvent event) {
+    String tenant = event != null ? event.tenantId() : field(entry, "tenantId");
+    return tenant == null && orderIdOf(entry, event) != null ? TenantIds.DEFAULT : tenant;
   }
 
   private static String typeOf(StreamMessage<String, String> entry) {

@@ -88,12 +88,19 @@ final class Settlement {
   }
 
   private void closeAll(List<Event> events, CloseReason reason, Map<String, Long> deliveries) {
-    if (events.isEmpty()) {
-      return;
-    }
+    // A close transaction is one tenant's: the batch splits by the entries' tenants.
+    Map<String, List<Event>> byTenant = new java.util.TreeMap<>();
+    events.forEach(
+        e -> byTenant.computeIfAbsent(e.event().tenantOrDefault(), t -> new ArrayList<>()).add(e));
+    byTenant.forEach((tenant, mine) -> closeTenant(tenant, mine, reason, deliveries));
+  }
+
+  private void closeTenant(
+      String tenantId, List<Event> events, CloseReason reason, Map<String, Long> deliveries) {
     CloseResult result;
     try {
-      result = closer.close(events.stream().map(e -> e.event().orderId()).toList(), reason);
+      result =
+          closer.close(tenantId, events.stream().map(e -> e.event().orderId()).toList(), reason);
     } catch (RuntimeException batchFailure) {
       if (events.size() == 1) {
         Event e = events.get(0);
@@ -107,7 +114,7 @@ final class Settlement {
           events.size(),
           reason,
           batchFailure.toString());
-      events.forEach(e -> closeAll(List.of(e), reason, deliveries));
+      events.forEach(e -> closeTenant(tenantId, List.of(e), reason, deliveries));
       return;
     }
     counters.closed += result.closed().size();

@@ -10,6 +10,8 @@ public class OrderRejected extends RuntimeException {
   /** Each code is the string clients see in the error body, so the names are part of the API. */
   public enum Code {
     NOT_FOUND,
+    /** The tenant has no row in {@code tenants}: it was never onboarded (400). */
+    UNKNOWN_TENANT,
     ORDER_CONFLICT,
     UNKNOWN_SKU,
     OUT_OF_STOCK,

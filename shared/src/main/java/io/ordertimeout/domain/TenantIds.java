@@ -11,6 +11,12 @@ public final class TenantIds {
   /** 1 to 32 characters, the width of every tenant_id column. */
   public static final Pattern PATTERN = Pattern.compile("[a-z0-9_-]{1,32}");
 
+  /**
+   * The tenant every row had before tenants were part of the keys (schema V8 keeps existing data as
+   * this tenant), and the one a caller acts for when OTC_TENANT_PRINCIPALS is unset.
+   */
+  public static final String DEFAULT = "default";
+
   private TenantIds() {}
 
   public static boolean valid(String tenantId) {

@@ -5,7 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.admin.AdminOps;
 import io.ordertimeout.admin.AdminRefusal;
 import io.ordertimeout.admin.DeadLetterAdmin;
+import io.ordertimeout.admin.OrderIds;
 import io.ordertimeout.admin.Pauses;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.util.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -68,9 +70,9 @@ public final class AdminRoutes {
           ops.deadLetters().redrive(List.of(r.longPath("id")), operator);
       case "POST /admin/dead-letters/redrive" -> redrive(r, operator);
       case "GET /admin/orders/{id}" ->
-          ops.stories().of(r.path("id"), "true".equals(r.query("wechat")));
+          ops.stories().of(tenant(r), r.path("id"), "true".equals(r.query("wechat")));
       case "POST /admin/orders/{id}/force-close" ->
-          ops.forceClose().close(r.path("id"), r.bodyText("reason"), operator);
+          ops.forceClose().close(tenant(r), r.path("id"), r.bodyText("reason"), operator);
       case "GET /admin/pauses" -> ops.pauses().state();
       case "POST /admin/pause" ->
           ops.pauses().pause(Pauses.jobs(r.bodyText("job")), operator, reason(r));
@@ -105,6 +107,7 @@ public final class AdminRoutes {
         .redrive(
             new DeadLetterAdmin.Filter(
                 "open",
+                text(f, "tenantId"),
                 text(f, "orderId"),
                 text(f, "eventType"),
                 f.path("limit").asInt(DeadLetterAdmin.MAX_ROWS)),
@@ -134,7 +137,16 @@ public final class AdminRoutes {
       throw AdminRefusal.badRequest("INVALID_LIMIT", "limit must be a number, was '" + limit + "'");
     }
     return new DeadLetterAdmin.Filter(
-        r.query("status"), r.query("orderId"), r.query("eventType"), n);
+        r.query("status"), r.query("tenantId"), r.query("orderId"), r.query("eventType"), n);
+  }
+
+  /**
+   * The tenant an order route acts on: the {@code tenantId} query parameter, else the default
+   * tenant (operators act for every tenant; an order id alone no longer names one order).
+   */
+  private static String tenant(Request r) {
+    String tenant = r.query("tenantId");
+    return tenant == null ? TenantIds.DEFAULT : OrderIds.requireTenant(tenant);
   }
 
   private static String reason(Request r) {

@@ -37,7 +37,12 @@ public final class ApiError extends RuntimeException {
     int status =
         switch (rejected.code()) {
           case NOT_FOUND -> 404;
-          case UNKNOWN_SKU, UNKNOWN_COUPON, COUPON_NOT_OWNED, COUPON_NOT_AVAILABLE -> 400;
+          case UNKNOWN_TENANT,
+              UNKNOWN_SKU,
+              UNKNOWN_COUPON,
+              COUPON_NOT_OWNED,
+              COUPON_NOT_AVAILABLE ->
+              400;
           case ORDER_CONFLICT,
               OUT_OF_STOCK,
               ORDER_PAID,

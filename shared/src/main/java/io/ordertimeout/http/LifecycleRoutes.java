@@ -38,10 +38,11 @@ public final class LifecycleRoutes {
   }
 
   /** {@code POST /orders/{id}/ship}: PAID -> SHIPPED; the receipt deadline starts. */
-  public Answer ship(String orderId, byte[] body) {
+  public Answer ship(String tenantId, String orderId, byte[] body) {
     LifecycleRequests.Shipment shipment = LifecycleRequests.ship(body);
     return apply(
         Transition.SHIP,
+        tenantId,
         orderId,
         Map.of(
             Transition.Param.CARRIER,
@@ -51,33 +52,33 @@ public final class LifecycleRoutes {
   }
 
   /** {@code POST /orders/{id}/receipt}: SHIPPED -> RECEIVED for the user. */
-  public Answer confirmReceipt(String orderId, byte[] body) {
+  public Answer confirmReceipt(String tenantId, String orderId, byte[] body) {
     LifecycleRequests.noInput(body);
-    return apply(Transition.CONFIRM_RECEIPT, orderId, Map.of());
+    return apply(Transition.CONFIRM_RECEIPT, tenantId, orderId, Map.of());
   }
 
   /**
    * {@code POST /orders/{id}/receipt/extend}: the one extension; 409 RECEIPT_ALREADY_EXTENDED for a
    * second one, 409 ILLEGAL_TRANSITION for an order that is not SHIPPED.
    */
-  public Answer extendReceipt(String orderId, byte[] body) {
+  public Answer extendReceipt(String tenantId, String orderId, byte[] body) {
     LifecycleRequests.noInput(body);
-    return apply(Transition.EXTEND_RECEIPT, orderId, Map.of());
+    return apply(Transition.EXTEND_RECEIPT, tenantId, orderId, Map.of());
   }
 
   /** {@code POST /orders/{id}/after-sale}: RECEIVED -> AFTER_SALE; completion is suspended. */
-  public Answer openAfterSale(String orderId, byte[] body) {
+  public Answer openAfterSale(String tenantId, String orderId, byte[] body) {
     LifecycleRequests.noInput(body);
-    return apply(Transition.OPEN_AFTER_SALE, orderId, Map.of());
+    return apply(Transition.OPEN_AFTER_SALE, tenantId, orderId, Map.of());
   }
 
   /**
    * {@code POST /orders/{id}/after-sale/resolve}: AFTER_SALE -> RECEIVED; completion resumes. A
    * RECEIVED order that never had a request open is 409 ILLEGAL_TRANSITION, not a retry.
    */
-  public Answer resolveAfterSale(String orderId, byte[] body) {
+  public Answer resolveAfterSale(String tenantId, String orderId, byte[] body) {
     LifecycleRequests.noInput(body);
-    return apply(Transition.RESOLVE_AFTER_SALE, orderId, Map.of());
+    return apply(Transition.RESOLVE_AFTER_SALE, tenantId, orderId, Map.of());
   }
 
   /**
@@ -122,8 +123,8 @@ public final class LifecycleRoutes {
   }
 
   /** The order's life after payment as MySQL holds it now, for {@code GET /orders/{id}}. */
-  public Optional<OrderLifecycle> lifecycle(String orderId) {
-    return tx.read("read order life " + orderId, c -> OrderLifecycle.find(c, orderId));
+  public Optional<OrderLifecycle> lifecycle(String tenantId, String orderId) {
+    return tx.read("read order life " + orderId, c -> OrderLifecycle.find(c, tenantId, orderId));
   }
 
   /**
@@ -143,8 +144,9 @@ public final class LifecycleRoutes {
         .put("completedAt", iso(o.completedAt()));
   }
 
-  private Answer apply(Transition t, String orderId, Map<Transition.Param, String> inputs) {
-    return answer(transitions.applyRoute(t, orderId, inputs));
+  private Answer apply(
+      Transition t, String tenantId, String orderId, Map<Transition.Param, String> inputs) {
+    return answer(transitions.applyRoute(t, tenantId, orderId, inputs));
   }
 
   private static Answer answer(Transitions.Outcome outcome) {

@@ -2,6 +2,7 @@ package io.ordertimeout.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.outbox.OutboxRow;
 import io.ordertimeout.outbox.OutboxStore;
 import io.ordertimeout.util.Json;
@@ -15,17 +16,19 @@ import java.util.List;
  */
 public final class OrderTimeline {
   private final OutboxStore outbox;
+  private final OrderStore orders;
 
-  public OrderTimeline(OutboxStore outbox) {
+  public OrderTimeline(OutboxStore outbox, OrderStore orders) {
     this.outbox = outbox;
+    this.orders = orders;
   }
 
   /** The answer's JSON; throws ApiError 404 for an unknown order or another tenant's. */
   public String answer(String tenantId, String orderId) {
-    if (!outbox.tenantOf(orderId).filter(tenantId::equals).isPresent()) {
+    if (!orders.owns(tenantId, orderId)) {
       throw ApiError.notFound("order " + orderId + " does not exist");
     }
-    List<OutboxRow> rows = outbox.timeline(orderId);
+    List<OutboxRow> rows = outbox.timeline(tenantId, orderId);
     ObjectNode root = Json.object().put("orderId", orderId);
     ArrayNode events = root.putArray("events");
     rows.forEach(r -> events.add(r.node()));

@@ -61,7 +61,7 @@ public final class Coupons {
   public Issued issue(String couponId, String tenantId, String ownerUserId, Instant validUntil) {
     Issued issued =
         tx.inTransaction(
-            "issue coupon " + couponId,
+            "issue coupon " + tenantId + "/" + couponId,
             c -> {
               try (PreparedStatement ps =
                   c.prepareStatement(
@@ -72,10 +72,21 @@ public final class Coupons {
                 ps.setString(3, ownerUserId);
                 DbTime.bind(ps, 4, validUntil);
                 boolean created = ps.executeUpdate() == 1;
-                Coupon coupon = find(c, couponId).orElseThrow();
+                // INSERT IGNORE also ignores the foreign key to tenants: no row and no coupon
+                // means the tenant was never onboarded.
+                Coupon coupon =
+                    find(c, tenantId, couponId)
+                        .orElseThrow(
+                            () ->
+                                new OrderRejected(
+                                    OrderRejected.Code.UNKNOWN_TENANT,
+                                    "tenant "
+                                        + tenantId
+                                        + " is not onboarded (no row in tenants); coupon "
+                                        + couponId
+                                        + " was not issued"));
                 if (!created
-                    && !(coupon.tenantId().equals(tenantId)
-                        && coupon.ownerUserId().equals(ownerUserId)
+                    && !(coupon.ownerUserId().equals(ownerUserId)
                         && java.util.Objects.equals(coupon.validUntil(), validUntil))) {
                   throw new OrderRejected(
                       OrderRejected.Code.COUPON_CONFLICT,
@@ -91,7 +102,7 @@ public final class Coupons {
             });
     if (issued.created() && validUntil != null) {
       try {
-        timers.schedule(DeadlineKind.COUPON_EXPIRY, couponId, validUntil.toEpochMilli());
+        timers.schedule(tenantId, DeadlineKind.COUPON_EXPIRY, couponId, validUntil.toEpochMilli());
       } catch (RuntimeException e) {
         metrics.count("timer_schedule_failures", 1);
         log.warn(
@@ -103,32 +114,19 @@ public final class Coupons {
     return issued;
   }
 
-  public Optional<Coupon> find(String couponId) {
-    return tx.read("read coupon " + couponId, c -> find(c, couponId));
-  }
-
-  /** The coupon when it is {@code tenantId}'s: another tenant's is as absent as a missing one. */
+  /** A tenant's coupon: another tenant's coupon of the same id is another coupon. */
   public Optional<Coupon> find(String tenantId, String couponId) {
     return tx.read(
-        "read coupon " + couponId + " of tenant " + tenantId, c -> find(c, couponId, tenantId));
+        "read coupon " + couponId + " of tenant " + tenantId, c -> find(c, tenantId, couponId));
   }
 
-  static Optional<Coupon> find(Connection c, String couponId) throws SQLException {
-    return find(c, couponId, null);
-  }
-
-  /** {@code tenantId} null: whichever tenant's. */
-  private static Optional<Coupon> find(Connection c, String couponId, String tenantId)
-      throws SQLException {
+  static Optional<Coupon> find(Connection c, String tenantId, String couponId) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT coupon_id, tenant_id, owner_user_id, status, locked_by_order, valid_until,"
-                + " expired_at FROM coupons WHERE coupon_id = ?"
-                + (tenantId == null ? "" : " AND tenant_id = ?"))) {
-      ps.setString(1, couponId);
-      if (tenantId != null) {
-        ps.setString(2, tenantId);
-      }
+                + " expired_at FROM coupons WHERE tenant_id = ? AND coupon_id = ?")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, couponId);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return Optional.empty();
@@ -153,12 +151,14 @@ public final class Coupons {
   public record Expiry(Map<String, Long> expired, Map<String, Long> notDue, List<String> settled) {}
 
   /** Expires the claimed coupons that are AVAILABLE and past their validity by the DB clock. */
-  public Expiry expireDue(List<String> couponIds) {
+  public Expiry expireDue(String tenantId, List<String> couponIds) {
     if (couponIds.isEmpty()) {
       return new Expiry(Map.of(), Map.of(), List.of());
     }
     Expiry expiry =
-        tx.inTransaction("expire " + couponIds.size() + " coupons", c -> expire(c, couponIds));
+        tx.inTransaction(
+            "expire " + couponIds.size() + " coupons of tenant " + tenantId,
+            c -> expire(c, tenantId, couponIds));
     metrics.count("coupons_expired", expiry.expired().size());
     expiry
         .expired()
@@ -169,10 +169,10 @@ public final class Coupons {
       List<String> done = new ArrayList<>(expiry.expired().keySet());
       done.addAll(expiry.settled());
       if (!done.isEmpty()) {
-        timers.remove(DeadlineKind.COUPON_EXPIRY, done);
+        timers.remove(tenantId, DeadlineKind.COUPON_EXPIRY, done);
       }
       if (!expiry.notDue().isEmpty()) {
-        timers.scheduleAll(DeadlineKind.COUPON_EXPIRY, expiry.notDue());
+        timers.scheduleAll(tenantId, DeadlineKind.COUPON_EXPIRY, expiry.notDue());
       }
     } catch (RuntimeException e) {
       metrics.count("timer_schedule_failures", 1);
@@ -181,18 +181,20 @@ public final class Coupons {
     return expiry;
   }
 
-  private static Expiry expire(Connection c, List<String> couponIds) throws SQLException {
+  private static Expiry expire(Connection c, String tenantId, List<String> couponIds)
+      throws SQLException {
     Map<String, Long> eligible = new TreeMap<>();
     Map<String, Long> notDue = new TreeMap<>();
     List<String> settled = new ArrayList<>(couponIds);
     String sql =
         "SELECT coupon_id, status, valid_until, valid_until <= NOW(3) AS due_now,"
             + " TIMESTAMPDIFF(MICROSECOND, valid_until, NOW(3)) AS lag_us FROM coupons"
-            + " WHERE coupon_id IN (%s) ORDER BY coupon_id FOR UPDATE";
+            + " WHERE tenant_id = ? AND coupon_id IN (%s) ORDER BY coupon_id FOR UPDATE";
     for (List<String> part : Statements.inLists(sql, couponIds.stream().sorted().toList())) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        OrderStore.bind(ps, 1, part);
+        ps.setString(1, tenantId);
+        OrderStore.bind(ps, 2, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             String id = rs.getString("coupon_id");
@@ -213,12 +215,14 @@ public final class Coupons {
     if (!eligible.isEmpty()) {
       String update =
           "UPDATE coupons SET status = 'EXPIRED', expired_at = NOW(3)"
-              + " WHERE coupon_id IN (%s) AND status = 'AVAILABLE' AND valid_until <= NOW(3)";
+              + " WHERE tenant_id = ? AND coupon_id IN (%s) AND status = 'AVAILABLE'"
+              + " AND valid_until <= NOW(3)";
       int updated = 0;
       for (List<String> part : Statements.inLists(update, new ArrayList<>(eligible.keySet()))) {
         try (PreparedStatement ps =
             c.prepareStatement(String.format(update, OrderStore.placeholders(part.size())))) {
-          OrderStore.bind(ps, 1, part);
+          ps.setString(1, tenantId);
+          OrderStore.bind(ps, 2, part);
           updated += ps.executeUpdate();
         }
       }

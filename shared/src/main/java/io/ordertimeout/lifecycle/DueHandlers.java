@@ -12,10 +12,10 @@ import java.util.Map;
  * a change to the sweep, the claim script or the stream consumer.
  */
 public final class DueHandlers {
-  /** Applies a batch of claimed subjects of one kind; answers how many moved on. */
+  /** Applies a batch of one tenant's claimed subjects of one kind; answers how many moved on. */
   @FunctionalInterface
   public interface Handler {
-    int apply(List<String> subjectIds);
+    int apply(String tenantId, List<String> subjectIds);
   }
 
   private DueHandlers() {}
@@ -27,14 +27,14 @@ public final class DueHandlers {
         continue;
       }
       if (kind == DeadlineKind.COUPON_EXPIRY) {
-        handlers.put(kind, ids -> coupons.expireDue(ids).expired().size());
+        handlers.put(kind, (tenant, ids) -> coupons.expireDue(tenant, ids).expired().size());
         continue;
       }
       Transition t =
           Transition.triggeredBy(kind)
               .orElseThrow(
                   () -> new IllegalStateException("no transition is triggered by " + kind));
-      handlers.put(kind, ids -> transitions.applyDue(t, ids).applied().size());
+      handlers.put(kind, (tenant, ids) -> transitions.applyDue(t, tenant, ids).applied().size());
     }
     return handlers;
   }

@@ -32,10 +32,13 @@ public record OrderLifecycle(
           + " receipt_extended_at, received_at, received_by, complete_due_at,"
           + " after_sale_opened_at, after_sales, completed_at";
 
-  public static Optional<OrderLifecycle> find(Connection c, String orderId) throws SQLException {
+  public static Optional<OrderLifecycle> find(Connection c, String tenantId, String orderId)
+      throws SQLException {
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT " + COLUMNS + " FROM orders WHERE order_id = ?")) {
-      ps.setString(1, orderId);
+        c.prepareStatement(
+            "SELECT " + COLUMNS + " FROM orders WHERE tenant_id = ? AND order_id = ?")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, orderId);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? Optional.of(of(rs)) : Optional.empty();
       }

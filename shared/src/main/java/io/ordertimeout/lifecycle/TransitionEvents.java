@@ -25,17 +25,17 @@ final class TransitionEvents {
 
   /** One event per changed order, with its transition and the columns the transition declares. */
   static List<Outbox.Pending> of(
-      Connection c, Transition t, Collection<String> ids, Map<String, String> tenants)
-      throws SQLException {
+      Connection c, Transition t, String tenantId, Collection<String> ids) throws SQLException {
     List<Outbox.Pending> events = new ArrayList<>();
     String sql =
         "SELECT order_id, "
             + String.join(", ", t.eventColumns())
-            + " FROM orders WHERE order_id IN (%s) ORDER BY order_id";
+            + " FROM orders WHERE tenant_id = ? AND order_id IN (%s) ORDER BY order_id";
     for (List<String> part : Statements.inLists(sql, new ArrayList<>(ids))) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        OrderStore.bind(ps, 1, part);
+        ps.setString(1, tenantId);
+        OrderStore.bind(ps, 2, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             Map<String, Object> payload = new LinkedHashMap<>();
@@ -49,7 +49,7 @@ final class TransitionEvents {
               }
             }
             String id = rs.getString("order_id");
-            events.add(new Outbox.Pending(id, tenants.get(id), t.event(), payload));
+            events.add(new Outbox.Pending(id, tenantId, t.event(), payload));
           }
         }
       }

@@ -30,6 +30,9 @@ import org.slf4j.LoggerFactory;
  * <p>A timer write that fails after the commit loses nothing: MySQL holds the due time, and
  * compensation re-adds a missing timer and removes a stale one. The conditional UPDATE is what
  * makes a transition happen at most once, whatever the retries, sweeps and routes racing for it.
+ *
+ * <p>Over 300 lines: the one executor of every generic transition (lock and classify, conditional
+ * UPDATE, events, timers) and its refusal rules; split, one transaction would span classes.
  */
 public final class Transitions {
   private static final Logger log = LoggerFactory.getLogger(Transitions.class);
@@ -74,20 +77,23 @@ public final class Transitions {
    * ILLEGAL_TRANSITION naming the current state; an unknown order throws 404. A refusal changes
    * nothing.
    */
-  public Outcome applyRoute(Transition t, String orderId, Map<Transition.Param, String> inputs) {
+  public Outcome applyRoute(
+      Transition t, String tenantId, String orderId, Map<Transition.Param, String> inputs) {
     if (t.executor() != Transition.Executor.GENERIC || t.trigger() != Transition.Trigger.ROUTE) {
       throw new IllegalArgumentException(t + " is not a route transition of this executor");
     }
     Executed executed =
         tx.inTransaction(
-            t.wireName() + " order " + orderId, c -> execute(c, t, List.of(orderId), inputs));
-    afterCommit(t, executed);
+            t.wireName() + " order " + tenantId + "/" + orderId,
+            c -> execute(c, t, tenantId, List.of(orderId), inputs));
+    afterCommit(t, tenantId, executed);
     Batch batch = executed.batch();
     if (!batch.missing().isEmpty()) {
       throw new OrderRejected(OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist");
     }
     OrderLifecycle now =
-        tx.read("read order " + orderId, c -> OrderLifecycle.find(c, orderId)).orElseThrow();
+        tx.read("read order " + orderId, c -> OrderLifecycle.find(c, tenantId, orderId))
+            .orElseThrow();
     if (!batch.applied().isEmpty()) {
       return new Outcome(now, true);
     }
@@ -113,7 +119,7 @@ public final class Transitions {
    * Applies a deadline kind's transition to claimed orders: those in the from-state and due by the
    * database clock move on; the others are reported, for the caller to fix their timers.
    */
-  public Batch applyDue(Transition t, List<String> orderIds) {
+  public Batch applyDue(Transition t, String tenantId, List<String> orderIds) {
     if (t.trigger() != Transition.Trigger.DEADLINE || t.executor() != Transition.Executor.GENERIC) {
       throw new IllegalArgumentException(t + " is not a deadline transition of this executor");
     }
@@ -122,9 +128,9 @@ public final class Transitions {
     }
     Executed executed =
         tx.inTransaction(
-            t.wireName() + " " + orderIds.size() + " orders",
-            c -> execute(c, t, orderIds, Map.of()));
-    afterCommit(t, executed);
+            t.wireName() + " " + orderIds.size() + " orders of tenant " + tenantId,
+            c -> execute(c, t, tenantId, orderIds, Map.of()));
+    afterCommit(t, tenantId, executed);
     Batch batch = executed.batch();
     DeadlineKind kind = t.deadline().orElseThrow();
     batch.applied().values().forEach(lag -> metrics.recordMillis(lagMetric(kind), lag));
@@ -137,29 +143,33 @@ public final class Transitions {
   }
 
   private Executed execute(
-      Connection c, Transition t, List<String> orderIds, Map<Transition.Param, String> inputs)
+      Connection c,
+      Transition t,
+      String tenantId,
+      List<String> orderIds,
+      Map<Transition.Param, String> inputs)
       throws SQLException {
     Map<String, Long> eligible = new TreeMap<>();
     Map<String, Long> notDue = new TreeMap<>();
     Map<String, OrderStatus> other = new TreeMap<>();
-    Map<String, String> tenants = new TreeMap<>();
     List<String> missing = new ArrayList<>(orderIds);
     String due = t.deadline().map(DueColumns::of).orElse(null);
     String sql =
-        "SELECT order_id, tenant_id, status, "
+        "SELECT order_id, status, "
             + (due == null ? "0 AS due_now, NULL AS due_at, 0 AS lag_us" : dueColumns(due))
             + ", "
             + (t.guard() == null ? "1" : t.guard())
-            + " AS guard_ok FROM orders WHERE order_id IN (%s) ORDER BY order_id FOR UPDATE";
+            + " AS guard_ok FROM orders WHERE tenant_id = ? AND order_id IN (%s)"
+            + " ORDER BY order_id FOR UPDATE";
     for (List<String> part : Statements.inLists(sql, orderIds.stream().sorted().toList())) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        OrderStore.bind(ps, 1, part);
+        ps.setString(1, tenantId);
+        OrderStore.bind(ps, 2, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             String id = rs.getString("order_id");
             missing.remove(id);
-            tenants.put(id, rs.getString("tenant_id"));
             OrderStatus status = OrderStatus.valueOf(rs.getString("status"));
             if (status != t.from() || !rs.getBoolean("guard_ok")) {
               other.put(id, status);
@@ -179,8 +189,8 @@ public final class Transitions {
     }
     Map<String, Long> scheduled = new TreeMap<>();
     if (!eligible.isEmpty()) {
-      update(c, t, new ArrayList<>(eligible.keySet()), inputs);
-      List<Outbox.Pending> events = TransitionEvents.of(c, t, eligible.keySet(), tenants);
+      update(c, t, tenantId, new ArrayList<>(eligible.keySet()), inputs);
+      List<Outbox.Pending> events = TransitionEvents.of(c, t, tenantId, eligible.keySet());
       Outbox.append(c, events);
       t.schedules().ifPresent(kind -> scheduled.putAll(TransitionEvents.dueTimes(events, kind)));
     }
@@ -198,14 +208,18 @@ public final class Transitions {
 
   /** The conditional UPDATE: the rows are locked, so it must change every one of them. */
   private void update(
-      Connection c, Transition t, List<String> ids, Map<Transition.Param, String> inputs)
+      Connection c,
+      Transition t,
+      String tenantId,
+      List<String> ids,
+      Map<Transition.Param, String> inputs)
       throws SQLException {
     StringBuilder set = new StringBuilder("status = ?, version = version + 1");
     t.sets().forEach(s -> set.append(", ").append(s.sql()));
     String sql =
         "UPDATE orders SET "
             + set
-            + " WHERE order_id IN (%s) AND status = ?"
+            + " WHERE tenant_id = ? AND order_id IN (%s) AND status = ?"
             + (t.guard() == null ? "" : " AND " + t.guard());
     int updated = 0;
     for (List<String> part : Statements.inLists(sql, ids)) {
@@ -218,6 +232,7 @@ public final class Transitions {
             bind(ps, i++, s.param().get(), inputs);
           }
         }
+        ps.setString(i++, tenantId);
         i = OrderStore.bind(ps, i, part);
         ps.setString(i, t.from().name());
         updated += ps.executeUpdate();
@@ -252,23 +267,23 @@ public final class Transitions {
    * The timers after the commit: the cancelled kind removed and the started one scheduled; for a
    * deadline batch, claimed timers of orders gone elsewhere removed, not-yet-due ones put back.
    */
-  private void afterCommit(Transition t, Executed executed) {
+  private void afterCommit(Transition t, String tenantId, Executed executed) {
     Batch batch = executed.batch();
     metrics.count("transitions_" + t.wireName(), batch.applied().size());
     try {
       if (!batch.applied().isEmpty()) {
-        t.cancels().ifPresent(kind -> timers.remove(kind, batch.applied().keySet()));
-        t.schedules().ifPresent(kind -> timers.scheduleAll(kind, executed.scheduled()));
+        t.cancels().ifPresent(kind -> timers.remove(tenantId, kind, batch.applied().keySet()));
+        t.schedules().ifPresent(kind -> timers.scheduleAll(tenantId, kind, executed.scheduled()));
       }
       if (t.deadline().isPresent()) {
         DeadlineKind kind = t.deadline().get();
         List<String> gone = new ArrayList<>(batch.other().keySet());
         gone.addAll(batch.missing());
         if (!gone.isEmpty()) {
-          timers.remove(kind, gone);
+          timers.remove(tenantId, kind, gone);
         }
         if (!batch.notDue().isEmpty()) {
-          timers.scheduleAll(kind, batch.notDue());
+          timers.scheduleAll(tenantId, kind, batch.notDue());
         }
       }
     } catch (RuntimeException e) {

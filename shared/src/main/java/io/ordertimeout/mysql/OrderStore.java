@@ -25,22 +25,22 @@ public final class OrderStore {
     this.tx = tx;
   }
 
-  public Optional<Order> find(String orderId) {
-    return tx.read("load order " + orderId, c -> find(c, orderId));
+  public Optional<Order> find(String tenantId, String orderId) {
+    return tx.read("load order " + tenantId + "/" + orderId, c -> find(c, tenantId, orderId));
   }
 
   /**
-   * True when order {@code orderId} exists and is {@code tenantId}'s: the order API's scope. An
-   * order's tenant_id never changes after its INSERT, so the answer holds for the request.
+   * True when {@code tenantId} has an order {@code orderId}: the order API's scope (another
+   * tenant's order of the same id is a different order, and answers as missing).
    */
   public boolean owns(String tenantId, String orderId) {
     return tx.read(
         "check tenant " + tenantId + " of order " + orderId,
         c -> {
           try (PreparedStatement ps =
-              c.prepareStatement("SELECT 1 FROM orders WHERE order_id = ? AND tenant_id = ?")) {
-            ps.setString(1, orderId);
-            ps.setString(2, tenantId);
+              c.prepareStatement("SELECT 1 FROM orders WHERE tenant_id = ? AND order_id = ?")) {
+            ps.setString(1, tenantId);
+            ps.setString(2, orderId);
             try (ResultSet rs = ps.executeQuery()) {
               return rs.next();
             }
@@ -48,24 +48,28 @@ public final class OrderStore {
         });
   }
 
-  public static Optional<Order> find(Connection c, String orderId) throws SQLException {
-    List<Order> found = findAll(c, List.of(orderId));
+  public static Optional<Order> find(Connection c, String tenantId, String orderId)
+      throws SQLException {
+    List<Order> found = findAll(c, tenantId, List.of(orderId));
     return found.isEmpty() ? Optional.empty() : Optional.of(found.get(0));
   }
 
-  /** Loads orders with their items, two queries however many ids. */
-  public static List<Order> findAll(Connection c, Collection<String> orderIds) throws SQLException {
+  /** Loads a tenant's orders with their items, two queries however many ids. */
+  public static List<Order> findAll(Connection c, String tenantId, Collection<String> orderIds)
+      throws SQLException {
     if (orderIds.isEmpty()) {
       return List.of();
     }
-    Map<String, List<OrderItem>> items = items(c, orderIds);
+    Map<String, List<OrderItem>> items = items(c, tenantId, orderIds);
     List<Order> orders = new ArrayList<>(orderIds.size());
-    String sql = "SELECT " + ORDER_COLUMNS + " FROM orders WHERE order_id IN (%s)";
+    String sql =
+        "SELECT " + ORDER_COLUMNS + " FROM orders WHERE tenant_id = ? AND order_id IN (%s)";
     // IN lists under RDS Proxy's 16 KB (Statements)
     for (List<String> part : Statements.inLists(sql, List.copyOf(orderIds))) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, placeholders(part.size())))) {
-        bind(ps, 1, part);
+        ps.setString(1, tenantId);
+        bind(ps, 2, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             orders.add(map(rs, items.getOrDefault(rs.getString("order_id"), List.of())));
@@ -76,17 +80,18 @@ public final class OrderStore {
     return orders;
   }
 
-  /** The items of many orders, by order id in id order, each order's lines in SKU order. */
-  public static Map<String, List<OrderItem>> items(Connection c, Collection<String> orderIds)
-      throws SQLException {
+  /** The items of a tenant's orders, by order id in id order, each order's lines in SKU order. */
+  public static Map<String, List<OrderItem>> items(
+      Connection c, String tenantId, Collection<String> orderIds) throws SQLException {
     Map<String, List<OrderItem>> items = new java.util.TreeMap<>();
     String sql =
-        "SELECT order_id, sku_id, quantity FROM order_items WHERE order_id IN (%s)"
+        "SELECT order_id, sku_id, quantity FROM order_items WHERE tenant_id = ? AND order_id IN (%s)"
             + " ORDER BY order_id, sku_id";
     for (List<String> part : Statements.inLists(sql, List.copyOf(orderIds))) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, placeholders(part.size())))) {
-        bind(ps, 1, part);
+        ps.setString(1, tenantId);
+        bind(ps, 2, part);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             items

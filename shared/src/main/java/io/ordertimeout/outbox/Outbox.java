@@ -65,7 +65,7 @@ public final class Outbox {
 
   /** {@code closed}: one per order the close transaction closed, in the batch's order. */
   public static void closed(
-      Connection c, Collection<ClosedOrder> closed, Map<String, String> tenants, CloseReason reason)
+      Connection c, String tenantId, Collection<ClosedOrder> closed, CloseReason reason)
       throws SQLException {
     append(
         c,
@@ -74,7 +74,7 @@ public final class Outbox {
                 o ->
                     new Pending(
                         o.orderId(),
-                        tenants.get(o.orderId()),
+                        tenantId,
                         EventType.CLOSED,
                         Map.of("reason", reason.name(), "lagMs", o.lagMillis())))
             .toList());

@@ -10,7 +10,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The relay's and the timeline's SQL over {@code outbox} and {@code outbox_leases}. Every time
@@ -104,13 +103,16 @@ public final class OutboxStore {
   }
 
   /** The order's events, ascending seq; empty when it has none (or they aged out). */
-  public List<OutboxRow> timeline(String orderId) {
+  public List<OutboxRow> timeline(String tenantId, String orderId) {
     return tx.read(
-        "read the events of order " + orderId,
+        "read the events of order " + tenantId + "/" + orderId,
         c ->
             rows(
                 c,
-                "SELECT " + COLUMNS + " FROM outbox ob WHERE ob.order_id = ? ORDER BY ob.seq",
+                "SELECT "
+                    + COLUMNS
+                    + " FROM outbox ob WHERE ob.tenant_id = ? AND ob.order_id = ? ORDER BY ob.seq",
+                tenantId,
                 orderId));
   }
 
@@ -129,7 +131,8 @@ public final class OutboxStore {
                 c,
                 "SELECT "
                     + COLUMNS
-                    + " FROM orders o JOIN outbox ob ON ob.order_id = o.order_id"
+                    + " FROM orders o JOIN outbox ob"
+                    + " ON ob.tenant_id = o.tenant_id AND ob.order_id = o.order_id"
                     + " AND ob.event_type = 'cancel_requested'"
                     + " WHERE o.status = 'UNPAID'"
                     + " AND o.cancel_requested_at <= TIMESTAMPADD(MICROSECOND, -?, NOW(3))"
@@ -196,21 +199,6 @@ public final class OutboxStore {
             ps.setLong(1, age.toNanos() / 1_000);
             ps.setInt(2, batch);
             return ps.executeUpdate();
-          }
-        });
-  }
-
-  /** True when the order exists (the timeline's 404). */
-  public Optional<String> tenantOf(String orderId) {
-    return tx.read(
-        "find order " + orderId,
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement("SELECT tenant_id FROM orders WHERE order_id = ?")) {
-            ps.setString(1, orderId);
-            try (ResultSet rs = ps.executeQuery()) {
-              return rs.next() ? Optional.of(rs.getString("tenant_id")) : Optional.empty();
-            }
           }
         });
   }

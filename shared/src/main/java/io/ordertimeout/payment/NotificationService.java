@@ -52,7 +52,7 @@ public final class NotificationService {
   /**
    * @throws io.ordertimeout.wechat.InvalidNotificationException bad signature, stale, malformed
    * @throws ReplayedNotificationException a nonce already used by an earlier request
-   * @throws PaymentMismatchException unknown order, amount or tenant mismatch
+   * @throws PaymentMismatchException unknown order (of the URL's tenant), amount mismatch
    */
   public Result handle(String tenantId, Map<String, String> headers, String body) {
     PaymentNotification n = parse(tenantId, headers, body);
@@ -73,7 +73,7 @@ public final class NotificationService {
       metrics.count("payment_duplicates", 1);
       return Result.ALREADY_APPLIED;
     }
-    if (!nonces.firstUse(n.nonce())) {
+    if (!nonces.firstUse(tenantId, n.nonce())) {
       metrics.count("payment_notifications_replayed", 1);
       throw new ReplayedNotificationException(n.outTradeNo(), n.nonce());
     }
@@ -102,14 +102,14 @@ public final class NotificationService {
       PaymentOutcome outcome = payments.apply(trade);
       return outcome == PaymentOutcome.ALREADY_PAID ? Result.ALREADY_APPLIED : Result.APPLIED;
     } catch (RuntimeException e) {
-      forgetQuietly(nonce, e);
+      forgetQuietly(trade.tenantId(), nonce, e);
       throw e;
     }
   }
 
-  private void forgetQuietly(String nonce, RuntimeException cause) {
+  private void forgetQuietly(String tenantId, String nonce, RuntimeException cause) {
     try {
-      nonces.forget(nonce);
+      nonces.forget(tenantId, nonce);
     } catch (RuntimeException redisDown) {
       cause.addSuppressed(redisDown); // the key expires within 10 minutes anyway
     }

@@ -54,40 +54,43 @@ final class PaidAfterCloseRefunds {
    *
    * @return WeChat's answer; null when the refund was settled before, or could not be requested
    */
-  RefundResult refund(String orderId) {
-    Case pac = tx.read("load paid-after-close " + orderId, c -> load(c, orderId));
+  RefundResult refund(String tenantId, String orderId) {
+    Case pac =
+        tx.read(
+            "load paid-after-close " + tenantId + "/" + orderId, c -> load(c, tenantId, orderId));
     if (pac == null || settled(pac.status())) {
       return null;
     }
     if (gateway == null) {
-      record(orderId, null, "no payment gateway configured");
+      record(tenantId, orderId, null, "no payment gateway configured");
       metrics.count("paid_after_close_refund_failures", 1);
       return null;
     }
     try {
       RefundResult result =
           gateway.refund(pac.tenantId(), orderId, pac.outRefundNo(), pac.amountFen(), REASON);
-      record(orderId, result, null);
+      record(tenantId, orderId, result, null);
       metrics.count("paid_after_close_refunds", 1);
       return result;
     } catch (PaymentTransientException e) {
-      record(orderId, null, e.getMessage());
+      record(tenantId, orderId, null, e.getMessage());
       metrics.count("paid_after_close_refund_failures", 1);
       throw e;
     } catch (PaymentRejectedException e) {
-      record(orderId, null, e.getMessage());
+      record(tenantId, orderId, null, e.getMessage());
       metrics.count("paid_after_close_refund_rejected", 1);
       log.error("refund of paid-after-close order {} rejected; needs a human: {}", orderId, e);
       return null;
     }
   }
 
-  private static Case load(Connection c, String orderId) throws SQLException {
+  private static Case load(Connection c, String tenantId, String orderId) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "SELECT tenant_id, amount_fen, out_refund_no, refund_status FROM paid_after_close"
-                + " WHERE order_id = ?")) {
-      ps.setString(1, orderId);
+                + " WHERE tenant_id = ? AND order_id = ?")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, orderId);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next()
             ? new Case(
@@ -100,7 +103,7 @@ final class PaidAfterCloseRefunds {
     }
   }
 
-  private void record(String orderId, RefundResult result, String error) {
+  private void record(String tenantId, String orderId, RefundResult result, String error) {
     String status =
         result == null || result.status() == RefundStatus.NOT_FOUND ? null : result.status().name();
     tx.inTransaction(
@@ -110,11 +113,13 @@ final class PaidAfterCloseRefunds {
               c.prepareStatement(
                   "UPDATE paid_after_close SET refund_attempts = refund_attempts + 1,"
                       + " refund_status = COALESCE(?, refund_status),"
-                      + " refund_id = COALESCE(?, refund_id), last_error = ? WHERE order_id = ?")) {
+                      + " refund_id = COALESCE(?, refund_id), last_error = ?"
+                      + " WHERE tenant_id = ? AND order_id = ?")) {
             ps.setString(1, status);
             ps.setString(2, result == null ? null : result.refundId());
             ps.setString(3, error == null ? null : truncate(error));
-            ps.setString(4, orderId);
+            ps.setString(4, tenantId);
+            ps.setString(5, orderId);
             return ps.executeUpdate();
           }
         });

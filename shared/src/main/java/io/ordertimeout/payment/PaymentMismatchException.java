@@ -10,10 +10,11 @@ public final class PaymentMismatchException extends RuntimeException {
 
   /** What did not fit. */
   public enum Kind {
-    /** No order with this out_trade_no. */
+    /**
+     * The paid tenant has no order with this out_trade_no (another tenant's order of the same id is
+     * another order).
+     */
     UNKNOWN_ORDER,
-    /** The order belongs to another tenant than the merchant account that was paid. */
-    TENANT_MISMATCH,
     /** amount.total differs from the order's amount. */
     AMOUNT_MISMATCH,
     /** The order is already PAID by another WeChat transaction. */

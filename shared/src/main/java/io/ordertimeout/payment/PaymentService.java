@@ -1,5 +1,6 @@
 package io.ordertimeout.payment;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderStatus;
 import io.ordertimeout.metrics.Metrics;
@@ -58,7 +59,8 @@ public final class PaymentService {
   /**
    * Applies one paid trade. For PAID_AFTER_CLOSE the refund is requested after the commit.
    *
-   * @throws PaymentMismatchException unknown order, other tenant, other amount, other transaction
+   * @throws PaymentMismatchException unknown order (of the trade's tenant), other amount, other
+   *     transaction
    * @throws io.ordertimeout.wechat.PaymentTransientException the case is recorded but WeChat did
    *     not take the refund yet; a retry of the same trade tries the refund again
    */
@@ -87,11 +89,11 @@ public final class PaymentService {
         c.prepareStatement(
             "SELECT o.status, o.transaction_id, p.transaction_id AS pac_transaction_id,"
                 + " p.refund_status FROM orders o LEFT JOIN paid_after_close p"
-                + " ON p.order_id = o.order_id WHERE o.order_id = ? AND o.tenant_id = ?")) {
-      ps.setString(1, trade.orderId());
-      // Another tenant's order is never "settled" for this trade: the paid path then refuses it
-      // (TENANT_MISMATCH) instead of this answering success for an order the tenant does not own.
-      ps.setString(2, trade.tenantId());
+                + " ON p.tenant_id = o.tenant_id AND p.order_id = o.order_id"
+                + " WHERE o.tenant_id = ? AND o.order_id = ?")) {
+      // The trade's tenant's order only: another tenant's order of the same id is another order.
+      ps.setString(1, trade.tenantId());
+      ps.setString(2, trade.orderId());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
           return false;
@@ -111,11 +113,11 @@ public final class PaymentService {
     switch (applied.outcome()) {
       case PAID -> {
         metrics.count("orders_paid", 1);
-        removeTimer(trade.orderId());
+        removeTimer(trade.tenantId(), trade.orderId());
       }
       case ALREADY_PAID -> {
         metrics.count("payment_duplicates", 1);
-        removeTimer(trade.orderId());
+        removeTimer(trade.tenantId(), trade.orderId());
       }
       case PAID_AFTER_CLOSE -> {
         if (applied.firstRecord()) {
@@ -128,7 +130,7 @@ public final class PaymentService {
               trade.transactionId(),
               trade.amountFen());
         }
-        refunds.refund(trade.orderId());
+        refunds.refund(trade.tenantId(), trade.orderId());
       }
     }
   }
@@ -137,9 +139,9 @@ public final class PaymentService {
    * The commit already made the order final; a timer left behind only costs the closer one "already
    * final" ack, so a Redis failure here must not turn a committed payment into an error.
    */
-  private void removeTimer(String orderId) {
+  private void removeTimer(String tenantId, String orderId) {
     try {
-      timers.remove(List.of(orderId));
+      timers.remove(tenantId, DeadlineKind.PAYMENT_TIMEOUT, List.of(orderId));
     } catch (RuntimeException e) {
       metrics.count("timer_remove_failures", 1);
       log.warn("order {} is final but its timer stays until the closer acks it: {}", orderId, e);
@@ -170,13 +172,13 @@ public final class PaymentService {
       }
       case UNPAID -> {
         markPaid(c, trade);
-        List<OrderItem> items = items(c, trade.orderId());
-        sellLedger(c, trade.orderId(), items);
+        List<OrderItem> items = items(c, trade.tenantId(), trade.orderId());
+        sellLedger(c, trade.tenantId(), trade.orderId(), items);
         // The `paid` event commits with the payment (an own row of the locked order).
         Outbox.paid(c, trade.orderId(), trade.tenantId(), trade.transactionId());
         // The lock order (package io.ordertimeout.mysql): coupon before stock, stock last.
-        useCoupon(c, trade.orderId(), order.couponId());
-        sellStock(c, trade.orderId(), items);
+        useCoupon(c, trade.tenantId(), trade.orderId(), order.couponId());
+        sellStock(c, trade.tenantId(), trade.orderId(), items);
         return new Applied(PaymentOutcome.PAID, false);
       }
       default -> throw new IllegalStateException("order " + trade.orderId() + " is " + status);
@@ -189,19 +191,17 @@ public final class PaymentService {
   private static LockedOrder lock(Connection c, PaidTrade trade) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT tenant_id, status, amount_fen, coupon_id, transaction_id FROM orders"
-                + " WHERE order_id = ? FOR UPDATE")) {
-      ps.setString(1, trade.orderId());
+            "SELECT status, amount_fen, coupon_id, transaction_id FROM orders"
+                + " WHERE tenant_id = ? AND order_id = ? FOR UPDATE")) {
+      ps.setString(1, trade.tenantId());
+      ps.setString(2, trade.orderId());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
+          // Another tenant's order of the same id is not looked at: it is another order.
           throw new PaymentMismatchException(
-              Kind.UNKNOWN_ORDER, trade.orderId(), "no such order (" + trade.transactionId() + ")");
-        }
-        if (!trade.tenantId().equals(rs.getString("tenant_id"))) {
-          throw new PaymentMismatchException(
-              Kind.TENANT_MISMATCH,
+              Kind.UNKNOWN_ORDER,
               trade.orderId(),
-              "paid to tenant " + trade.tenantId() + ", order of " + rs.getString("tenant_id"));
+              "tenant " + trade.tenantId() + " has no such order (" + trade.transactionId() + ")");
         }
         if (trade.amountFen() != rs.getLong("amount_fen")) {
           throw new PaymentMismatchException(
@@ -219,10 +219,11 @@ public final class PaymentService {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE orders SET status = 'PAID', transaction_id = ?, paid_at = COALESCE(?, NOW(3)),"
-                + " version = version + 1 WHERE order_id = ? AND status = 'UNPAID'")) {
+                + " version = version + 1 WHERE tenant_id = ? AND order_id = ? AND status = 'UNPAID'")) {
       ps.setString(1, trade.transactionId());
       DbTime.bind(ps, 2, trade.successTime());
-      ps.setString(3, trade.orderId());
+      ps.setString(3, trade.tenantId());
+      ps.setString(4, trade.orderId());
       if (ps.executeUpdate() != 1) {
         // The row is locked by this transaction and was UNPAID: a mismatch means an assumption
         // broke.
@@ -232,12 +233,15 @@ public final class PaymentService {
     }
   }
 
-  private static List<OrderItem> items(Connection c, String orderId) throws SQLException {
+  private static List<OrderItem> items(Connection c, String tenantId, String orderId)
+      throws SQLException {
     List<OrderItem> items = new ArrayList<>();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT sku_id, quantity FROM order_items WHERE order_id = ? ORDER BY sku_id")) {
-      ps.setString(1, orderId);
+            "SELECT sku_id, quantity FROM order_items WHERE tenant_id = ? AND order_id = ?"
+                + " ORDER BY sku_id")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, orderId);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           items.add(new OrderItem(rs.getString("sku_id"), rs.getInt("quantity")));
@@ -248,15 +252,17 @@ public final class PaymentService {
   }
 
   /** SELL rows; UNIQUE(order, sku, kind) turns any double sale into a rolled-back error. */
-  private static void sellLedger(Connection c, String orderId, List<OrderItem> items)
-      throws SQLException {
+  private static void sellLedger(
+      Connection c, String tenantId, String orderId, List<OrderItem> items) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'SELL',?)")) {
+            "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+                + " VALUES (?,?,?,'SELL',?)")) {
       for (OrderItem item : items) {
-        ps.setString(1, orderId);
-        ps.setString(2, item.skuId());
-        ps.setInt(3, item.quantity());
+        ps.setString(1, tenantId);
+        ps.setString(2, orderId);
+        ps.setString(3, item.skuId());
+        ps.setInt(4, item.quantity());
         ps.addBatch();
       }
       ps.executeBatch();
@@ -264,17 +270,18 @@ public final class PaymentService {
   }
 
   /** Reserved -> sold, one UPDATE per SKU in SKU order (the lock order every stock writer uses). */
-  private static void sellStock(Connection c, String orderId, List<OrderItem> items)
-      throws SQLException {
+  private static void sellStock(
+      Connection c, String tenantId, String orderId, List<OrderItem> items) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE stock SET reserved = reserved - ?, sold = sold + ?"
-                + " WHERE sku_id = ? AND reserved >= ?")) {
+                + " WHERE tenant_id = ? AND sku_id = ? AND reserved >= ?")) {
       for (OrderItem item : items) {
         ps.setInt(1, item.quantity());
         ps.setInt(2, item.quantity());
-        ps.setString(3, item.skuId());
-        ps.setInt(4, item.quantity());
+        ps.setString(3, tenantId);
+        ps.setString(4, item.skuId());
+        ps.setInt(5, item.quantity());
         if (ps.executeUpdate() != 1) {
           throw new IllegalStateException(
               "selling "
@@ -289,16 +296,19 @@ public final class PaymentService {
     }
   }
 
-  private static void useCoupon(Connection c, String orderId, String couponId) throws SQLException {
+  private static void useCoupon(Connection c, String tenantId, String orderId, String couponId)
+      throws SQLException {
     if (couponId == null) {
       return;
     }
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE coupons SET status = 'USED'"
-                + " WHERE coupon_id = ? AND status = 'LOCKED' AND locked_by_order = ?")) {
-      ps.setString(1, couponId);
-      ps.setString(2, orderId);
+                + " WHERE tenant_id = ? AND coupon_id = ? AND status = 'LOCKED'"
+                + " AND locked_by_order = ?")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, couponId);
+      ps.setString(3, orderId);
       if (ps.executeUpdate() != 1) {
         throw new IllegalStateException(
             "coupon " + couponId + " of UNPAID order " + orderId + " is not LOCKED by it");
@@ -318,8 +328,9 @@ public final class PaymentService {
    */
   private static boolean recordPaidAfterClose(Connection c, PaidTrade trade) throws SQLException {
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT 1 FROM paid_after_close WHERE order_id = ?")) {
-      ps.setString(1, trade.orderId());
+        c.prepareStatement("SELECT 1 FROM paid_after_close WHERE tenant_id = ? AND order_id = ?")) {
+      ps.setString(1, trade.tenantId());
+      ps.setString(2, trade.orderId());
       try (ResultSet rs = ps.executeQuery()) {
         if (rs.next()) {
           return false;
@@ -348,7 +359,7 @@ public final class PaymentService {
   }
 
   /** The refund step alone, for compensation to retry PENDING cases. */
-  public RefundResult retryRefund(String orderId) {
-    return refunds.refund(orderId);
+  public RefundResult retryRefund(String tenantId, String orderId) {
+    return refunds.refund(tenantId, orderId);
   }
 }

@@ -65,13 +65,20 @@ public final class PrepayService {
    * @throws OrderRejected NOT_FOUND, ORDER_NOT_UNPAID, ORDER_EXPIRED; PAYMENTS_DISABLED and
    *     WECHAT_*
    */
-  public MiniProgramPayment prepay(String orderId, String openId, String description) {
+  public MiniProgramPayment prepay(
+      String tenantId, String orderId, String openId, String description) {
     if (gateway == null) {
+      // an unknown order (or another tenant's) is 404 here too, as where payments are on
+      if (new OrderStore(tx).find(tenantId, orderId).isEmpty()) {
+        throw notFound(orderId);
+      }
       throw new OrderRejected(
           OrderRejected.Code.PAYMENTS_DISABLED, "WeChat Pay is not configured here");
     }
     Order order =
-        tx.inTransaction("mark order " + orderId + " prepaid", c -> markPrepaid(c, orderId));
+        tx.inTransaction(
+            "mark order " + tenantId + "/" + orderId + " prepaid",
+            c -> markPrepaid(c, tenantId, orderId));
     PrepayCommand command =
         new PrepayCommand(
             orderId,
@@ -90,27 +97,26 @@ public final class PrepayService {
    * it was, and the count of an UPDATE that changes nothing is 1 or 0 depending on Connector/J's
    * useAffectedRows, which an operator's JDBC URL may set.
    */
-  private static Order markPrepaid(Connection c, String orderId) throws SQLException {
+  private static Order markPrepaid(Connection c, String tenantId, String orderId)
+      throws SQLException {
     boolean payable =
         lockedRowSays(
             c,
             "SELECT status = 'UNPAID' AND expire_at > NOW(3) FROM orders"
-                + " WHERE order_id = ? FOR UPDATE",
+                + " WHERE tenant_id = ? AND order_id = ? FOR UPDATE",
+            tenantId,
             orderId);
     if (payable) {
       try (PreparedStatement ps =
           c.prepareStatement(
-              "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3)) WHERE order_id = ?")) {
-        ps.setString(1, orderId);
+              "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3))"
+                  + " WHERE tenant_id = ? AND order_id = ?")) {
+        ps.setString(1, tenantId);
+        ps.setString(2, orderId);
         ps.executeUpdate();
       }
     }
-    Order order =
-        OrderStore.find(c, orderId)
-            .orElseThrow(
-                () ->
-                    new OrderRejected(
-                        OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist"));
+    Order order = OrderStore.find(c, tenantId, orderId).orElseThrow(() -> notFound(orderId));
     if (payable) {
       return order;
     }
@@ -121,6 +127,10 @@ public final class PrepayService {
     throw new OrderRejected(
         OrderRejected.Code.ORDER_EXPIRED,
         "order " + orderId + " passed its deadline " + order.expireAt());
+  }
+
+  private static OrderRejected notFound(String orderId) {
+    return new OrderRejected(OrderRejected.Code.NOT_FOUND, "order " + orderId + " does not exist");
   }
 
   /**
@@ -169,14 +179,17 @@ public final class PrepayService {
                   lockedRowSays(
                       c,
                       "SELECT status = 'UNPAID' AND (prepay_id IS NULL OR prepay_id = ?)"
-                          + " FROM orders WHERE order_id = ? FOR UPDATE",
+                          + " FROM orders WHERE tenant_id = ? AND order_id = ? FOR UPDATE",
                       prepayId,
+                      order.tenantId(),
                       order.orderId());
               if (storable) {
                 try (PreparedStatement ps =
-                    c.prepareStatement("UPDATE orders SET prepay_id = ? WHERE order_id = ?")) {
+                    c.prepareStatement(
+                        "UPDATE orders SET prepay_id = ? WHERE tenant_id = ? AND order_id = ?")) {
                   ps.setString(1, prepayId);
-                  ps.setString(2, order.orderId());
+                  ps.setString(2, order.tenantId());
+                  ps.setString(3, order.orderId());
                   ps.executeUpdate();
                 }
               }
@@ -184,7 +197,9 @@ public final class PrepayService {
             });
     if (!stored) {
       Order now =
-          tx.read("reload order " + order.orderId(), c -> OrderStore.find(c, order.orderId()))
+          tx.read(
+                  "reload order " + order.orderId(),
+                  c -> OrderStore.find(c, order.tenantId(), order.orderId()))
               .orElseThrow();
       if (now.status() == OrderStatus.CLOSED) {
         closeQuietly(order);

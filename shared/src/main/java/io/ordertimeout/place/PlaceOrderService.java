@@ -1,5 +1,6 @@
 package io.ordertimeout.place;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.Order;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
@@ -28,9 +29,16 @@ import org.slf4j.LoggerFactory;
  * UPDATE, no oversell), in the lock order of every writer (package {@code io.ordertimeout.mysql}):
  * order rows, their own rows, coupon, stock last. Then the timer is scheduled in Redis; its failure
  * does not fail the placement (compensation schedules any UNPAID order without a timer).
+ *
+ * <p>Over 300 lines: the placement transaction in its lock order (order row, items and ledger,
+ * snapshot, event, coupon, stock), each step a short method; split, the lock order would be spread
+ * over classes.
  */
 public final class PlaceOrderService {
   private static final Logger log = LoggerFactory.getLogger(PlaceOrderService.class);
+
+  /** ER_NO_REFERENCED_ROW_2 on MySQL and MariaDB: the tenant has no row in {@code tenants}. */
+  private static final int FOREIGN_KEY_FAILED = 1452;
 
   private final Tx tx;
   private final TimerIndex timers;
@@ -50,7 +58,7 @@ public final class PlaceOrderService {
 
   public Placed place(PlaceOrderCommand cmd) {
     String hash = cmd.requestHash();
-    Optional<Placed> retry = existing(cmd.orderId(), hash);
+    Optional<Placed> retry = existing(cmd.tenantId(), cmd.orderId(), hash);
     if (retry.isPresent()) {
       return retry.get();
     }
@@ -59,15 +67,15 @@ public final class PlaceOrderService {
       order = tx.inTransaction("place order " + cmd.orderId(), c -> insert(c, cmd, hash));
     } catch (DuplicateOrder race) {
       // A concurrent identical request committed first: answer as a retry.
-      return existing(cmd.orderId(), hash).orElseThrow(() -> race);
+      return existing(cmd.tenantId(), cmd.orderId(), hash).orElseThrow(() -> race);
     }
     metrics.count("orders_placed", 1);
     schedule(order);
     return new Placed(order, true);
   }
 
-  private Optional<Placed> existing(String orderId, String hash) {
-    return tx.read("load order " + orderId, c -> OrderStore.find(c, orderId))
+  private Optional<Placed> existing(String tenantId, String orderId, String hash) {
+    return tx.read("load order " + orderId, c -> OrderStore.find(c, tenantId, orderId))
         .map(
             found -> {
               if (!found.requestHash().equals(hash)) {
@@ -81,7 +89,11 @@ public final class PlaceOrderService {
 
   private void schedule(Order order) {
     try {
-      timers.schedule(order.orderId(), order.expireAt().toEpochMilli());
+      timers.schedule(
+          order.tenantId(),
+          DeadlineKind.PAYMENT_TIMEOUT,
+          order.orderId(),
+          order.expireAt().toEpochMilli());
     } catch (RuntimeException e) {
       metrics.count("schedule_failures", 1);
       log.warn(
@@ -150,6 +162,13 @@ public final class PlaceOrderService {
       DbTime.bind(ps, 8, expireAt);
       ps.executeUpdate();
     } catch (SQLIntegrityConstraintViolationException e) {
+      if (e.getErrorCode() == FOREIGN_KEY_FAILED) {
+        throw new OrderRejected(
+            OrderRejected.Code.UNKNOWN_TENANT,
+            "tenant "
+                + cmd.tenantId()
+                + " is not onboarded (no row in tenants; see README, Onboarding a tenant)");
+      }
       throw new DuplicateOrder(cmd.orderId(), e);
     }
   }
@@ -158,11 +177,11 @@ public final class PlaceOrderService {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE stock SET available = available - ?,"
-                + " reserved = reserved + ? WHERE sku_id = ? AND tenant_id = ? AND available >= ?")) {
+                + " reserved = reserved + ? WHERE tenant_id = ? AND sku_id = ? AND available >= ?")) {
       ps.setInt(1, item.quantity());
       ps.setInt(2, item.quantity());
-      ps.setString(3, item.skuId());
-      ps.setString(4, tenantId);
+      ps.setString(3, tenantId);
+      ps.setString(4, item.skuId());
       ps.setInt(5, item.quantity());
       if (ps.executeUpdate() == 1) {
         return;
@@ -186,9 +205,9 @@ public final class PlaceOrderService {
 
   private static Long available(Connection c, String tenantId, String skuId) throws SQLException {
     try (PreparedStatement ps =
-        c.prepareStatement("SELECT available FROM stock WHERE sku_id = ? AND tenant_id = ?")) {
-      ps.setString(1, skuId);
-      ps.setString(2, tenantId);
+        c.prepareStatement("SELECT available FROM stock WHERE tenant_id = ? AND sku_id = ?")) {
+      ps.setString(1, tenantId);
+      ps.setString(2, skuId);
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getLong("available") : null;
       }
@@ -236,15 +255,18 @@ public final class PlaceOrderService {
       throws SQLException {
     try (PreparedStatement items =
             c.prepareStatement(
-                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?,?,?)");
+                "INSERT INTO order_items (order_id, sku_id, quantity, tenant_id)"
+                    + " VALUES (?,?,?,?)");
         PreparedStatement ledger =
             c.prepareStatement(
-                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES (?,?,'RESERVE',?)")) {
+                "INSERT INTO stock_movements (order_id, sku_id, quantity, tenant_id, kind)"
+                    + " VALUES (?,?,?,?,'RESERVE')")) {
       for (OrderItem item : cmd.items()) {
         for (PreparedStatement ps : new PreparedStatement[] {items, ledger}) {
           ps.setString(1, cmd.orderId());
           ps.setString(2, item.skuId());
           ps.setInt(3, item.quantity());
+          ps.setString(4, cmd.tenantId());
           ps.addBatch();
         }
       }
@@ -258,10 +280,12 @@ public final class PlaceOrderService {
     String snapshot = OrderSnapshot.of(cmd, now, expireAt);
     try (PreparedStatement ps =
         c.prepareStatement(
-            "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?,?,?)")) {
+            "INSERT INTO order_snapshots (order_id, snapshot, checksum, tenant_id)"
+                + " VALUES (?,?,?,?)")) {
       ps.setString(1, cmd.orderId());
       ps.setString(2, snapshot);
       ps.setString(3, PlaceOrderCommand.sha256(snapshot));
+      ps.setString(4, cmd.tenantId());
       ps.executeUpdate();
     }
   }

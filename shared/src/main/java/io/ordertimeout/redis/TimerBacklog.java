@@ -2,8 +2,10 @@ package io.ordertimeout.redis;
 
 import io.lettuce.core.Range;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
+import java.util.Collection;
 
 /**
  * Counts the timers that are due and unclaimed: score (deadline, or a claimer's lease end) at or
@@ -13,21 +15,33 @@ import io.ordertimeout.metrics.Metrics;
 public final class TimerBacklog {
   private TimerBacklog() {}
 
-  /** One ZCOUNT per shard: O(log n) each, 16 round trips for the default 16 shards. */
+  /**
+   * One ZCOUNT per shard and tenant: O(log n) each, 16 round trips per tenant for the default 16
+   * shards.
+   */
   public static long measure(
-      RedisClusterCommands<String, String> redis, TimerIndex timers, long nowMillis) {
+      RedisClusterCommands<String, String> redis,
+      TimerIndex timers,
+      Collection<String> tenantIds,
+      long nowMillis) {
     Range<Long> due = Range.from(Range.Boundary.unbounded(), Range.Boundary.including(nowMillis));
     long total = 0;
-    for (int shard = 0; shard < timers.shards(); shard++) {
-      total += redis.zcount(timers.timersKey(shard), due);
+    for (String tenantId : tenantIds) {
+      for (int shard = 0; shard < timers.shards(); shard++) {
+        total += redis.zcount(timers.timersKey(tenantId, shard, DeadlineKind.PAYMENT_TIMEOUT), due);
+      }
     }
     return total;
   }
 
   /** Measures the backlog and sets it as the {@link MetricNames#TIMER_BACKLOG} gauge. */
   public static long record(
-      Metrics metrics, RedisClusterCommands<String, String> redis, TimerIndex timers, long now) {
-    long backlog = measure(redis, timers, now);
+      Metrics metrics,
+      RedisClusterCommands<String, String> redis,
+      TimerIndex timers,
+      Collection<String> tenantIds,
+      long now) {
+    long backlog = measure(redis, timers, tenantIds, now);
     metrics.gauge(MetricNames.TIMER_BACKLOG, backlog);
     return backlog;
   }

@@ -4,9 +4,10 @@ import io.lettuce.core.ScoredValue;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -18,11 +19,13 @@ import java.util.zip.CRC32;
  * member = the kind's member of its subject ({@code <code>:<id>}; the bare order id for the payment
  * timeout).
  *
- * <p>Keys are {@code <prefix>:{t<shard>}:timers} for the payment timeout (its key since the first
- * version) and {@code <prefix>:{t<shard>}:timers:<kind>} for the others; the hash tag puts each
- * shard (all its kinds, and its sweeper lease) in one cluster slot, so one script claims every kind
- * of a shard in one round trip, and different shards spread over the cluster's nodes. A subject's
- * shard is the CRC of its id: an order's deadlines of every kind live in the same shard.
+ * <p>Keys are {@code <prefix>:{t<shard>}:timers[@<tenant>][:<kind>]} (see {@link #timersKey(String,
+ * int, DeadlineKind)}): one sorted set per tenant and kind, so a tenant's keys hold its own
+ * subjects only (two tenants may both have order wx0001), and its backlog is claimed with its own
+ * limit. The hash tag puts each shard (all its tenants and kinds, and its sweeper lease) in one
+ * cluster slot, so one script claims a shard in one round trip, and different shards spread over
+ * the cluster's nodes. A subject's shard is the CRC of its id: an order's deadlines of every kind
+ * live in the same shard.
  */
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-2");
@@ -48,16 +51,18 @@ public final class TimerIndex {
     return (int) (crc.getValue() % shards);
   }
 
-  /** The payment timeouts of a shard. */
-  public String timersKey(int shard) {
-    return prefix + ":{t" + shard + "}:timers";
-  }
-
-  /** The timers of one kind in a shard. */
-  public String timersKey(int shard, DeadlineKind kind) {
-    return kind == DeadlineKind.PAYMENT_TIMEOUT
-        ? timersKey(shard)
-        : timersKey(shard) + ":" + kind.label();
+  /**
+   * The timers of one tenant and kind in a shard. Tenant {@code default} keeps the keys it had
+   * before tenants were part of the keys ({@code :timers}, {@code :timers:<label>}), so an upgrade
+   * moves no timer; any other tenant T has {@code :timers@T} and {@code :timers@T:<label>}. The
+   * hash tag is the shard's either way: one script claims a shard's every tenant and kind.
+   */
+  public String timersKey(String tenantId, int shard, DeadlineKind kind) {
+    String base = prefix + ":{t" + shard + "}:timers";
+    if (!TenantIds.DEFAULT.equals(tenantId)) {
+      base += "@" + tenantId;
+    }
+    return kind == DeadlineKind.PAYMENT_TIMEOUT ? base : base + ":" + kind.label();
   }
 
   public String leaseKey(int shard) {
@@ -104,9 +109,7 @@ public final class TimerIndex {
             + recorded
             + ", or reshard: stop the timeout-sweep and stream-consumer schedules, delete the keys "
             + prefix
-            + ":{t*}:timers and "
-            + prefix
-            + ":{t*}:timers:* (every deadline kind), "
+            + ":{t*}:timers* (every tenant and deadline kind), "
             + prefix
             + ":{t*}:sweeper and "
             + key
@@ -118,23 +121,16 @@ public final class TimerIndex {
             + " schedules");
   }
 
-  /** Schedules (or moves) an order's payment timeout. */
-  public void schedule(String orderId, long deadlineMillis) {
-    schedule(DeadlineKind.PAYMENT_TIMEOUT, orderId, deadlineMillis);
+  /** Schedules (or moves) a deadline of {@code kind} for a tenant's subject (order or coupon). */
+  public void schedule(String tenantId, DeadlineKind kind, String subjectId, long deadlineMillis) {
+    redis.zadd(
+        timersKey(tenantId, shardOf(subjectId), kind), deadlineMillis, kind.member(subjectId));
   }
 
-  /** Schedules (or moves) a deadline of {@code kind} for its subject (order or coupon id). */
-  public void schedule(DeadlineKind kind, String subjectId, long deadlineMillis) {
-    redis.zadd(timersKey(shardOf(subjectId), kind), deadlineMillis, kind.member(subjectId));
-  }
-
-  /** Schedules many payment timeouts, one ZADD per shard. */
-  public void scheduleAll(Map<String, Long> deadlines) {
-    scheduleAll(DeadlineKind.PAYMENT_TIMEOUT, deadlines);
-  }
-
-  /** Schedules many deadlines of one kind (subject id -> epoch ms), one ZADD per shard. */
-  public void scheduleAll(DeadlineKind kind, Map<String, Long> deadlines) {
+  /**
+   * Schedules many deadlines of one tenant and kind (subject id -> epoch ms), one ZADD per shard.
+   */
+  public void scheduleAll(String tenantId, DeadlineKind kind, Map<String, Long> deadlines) {
     Map<Integer, List<ScoredValue<String>>> byShard = new TreeMap<>();
     deadlines.forEach(
         (id, at) ->
@@ -146,95 +142,99 @@ public final class TimerIndex {
           for (int from = 0; from < values.size(); from += 1_000) {
             List<ScoredValue<String>> chunk =
                 values.subList(from, Math.min(values.size(), from + 1_000));
-            redis.zadd(timersKey(shard, kind), chunk.toArray(ScoredValue[]::new));
+            redis.zadd(timersKey(tenantId, shard, kind), chunk.toArray(ScoredValue[]::new));
           }
         });
   }
 
   /**
-   * Claims up to {@code limit} due payment timeouts of a shard, hiding them from other claimers for
-   * {@code leaseMillis}.
+   * Claims the due deadlines of every (tenant, kind) set in {@code limits} in one shard, at most
+   * its limit per set, in one script call; answers the claimed subject ids per set, oldest deadline
+   * first. Each tenant has its own limit: a tenant's flash sale fills its own claims, never the
+   * claims of another tenant whose deadlines are due in the same second.
    */
-  public List<String> claimDue(int shard, long nowMillis, long leaseMillis, int limit) {
-    return claimDue(shard, nowMillis, leaseMillis, Map.of(DeadlineKind.PAYMENT_TIMEOUT, limit))
-        .get(DeadlineKind.PAYMENT_TIMEOUT);
-  }
-
-  /**
-   * Claims the due deadlines of every kind in {@code limits} in one shard, at most its limit per
-   * kind, in one script call; answers the claimed subject ids per kind, oldest deadline first.
-   */
-  public Map<DeadlineKind, List<String>> claimDue(
-      int shard, long nowMillis, long leaseMillis, Map<DeadlineKind, Integer> limits) {
-    List<DeadlineKind> kinds = new ArrayList<>(limits.keySet());
-    String[] keys = new String[kinds.size()];
-    String[] args = new String[kinds.size() + 2];
+  public Map<TimerSet, List<String>> claimDue(
+      int shard, long nowMillis, long leaseMillis, Map<TimerSet, Integer> limits) {
+    List<TimerSet> sets = new ArrayList<>(limits.keySet());
+    String[] keys = new String[sets.size()];
+    String[] args = new String[sets.size() + 2];
     args[0] = Long.toString(nowMillis);
     args[1] = Long.toString(leaseMillis);
-    for (int i = 0; i < kinds.size(); i++) {
-      keys[i] = timersKey(shard, kinds.get(i));
-      args[i + 2] = Integer.toString(limits.get(kinds.get(i)));
+    for (int i = 0; i < sets.size(); i++) {
+      keys[i] = timersKey(sets.get(i).tenantId(), shard, sets.get(i).kind());
+      args[i + 2] = Integer.toString(limits.get(sets.get(i)));
     }
     List<Object> perKey = CLAIM.run(redis, ScriptOutputType.MULTI, keys, args);
-    Map<DeadlineKind, List<String>> claimed = new EnumMap<>(DeadlineKind.class);
-    for (int i = 0; i < kinds.size(); i++) {
+    Map<TimerSet, List<String>> claimed = new LinkedHashMap<>();
+    for (int i = 0; i < sets.size(); i++) {
       List<String> subjects = new ArrayList<>();
       for (Object member : (List<?>) perKey.get(i)) {
         subjects.add(DeadlineKind.subjectOf((String) member));
       }
-      claimed.put(kinds.get(i), subjects);
+      claimed.put(sets.get(i), subjects);
     }
     return claimed;
   }
 
-  /** Removes payment timeouts whose orders are final (closed, paid) or handed elsewhere. */
-  public void remove(Collection<String> orderIds) {
-    remove(DeadlineKind.PAYMENT_TIMEOUT, orderIds);
+  /**
+   * Claims up to {@code limit} due payment timeouts of one tenant in a shard, hiding them from
+   * other claimers for {@code leaseMillis} (tools and benches; the sweep claims every tenant and
+   * kind at once).
+   */
+  public List<String> claimDue(
+      String tenantId, int shard, long nowMillis, long leaseMillis, int limit) {
+    TimerSet set = new TimerSet(tenantId, DeadlineKind.PAYMENT_TIMEOUT);
+    return claimDue(shard, nowMillis, leaseMillis, Map.of(set, limit)).get(set);
   }
 
-  /** Removes deadlines of one kind: applied, moved elsewhere, or no longer pending. */
-  public void remove(DeadlineKind kind, Collection<String> subjectIds) {
+  /** Removes deadlines of one tenant and kind: applied, moved elsewhere, or no longer pending. */
+  public void remove(String tenantId, DeadlineKind kind, Collection<String> subjectIds) {
     Map<Integer, List<String>> byShard = new TreeMap<>();
     subjectIds.forEach(
         id -> byShard.computeIfAbsent(shardOf(id), s -> new ArrayList<>()).add(kind.member(id)));
     byShard.forEach(
-        (shard, members) -> redis.zrem(timersKey(shard, kind), members.toArray(String[]::new)));
+        (shard, members) ->
+            redis.zrem(timersKey(tenantId, shard, kind), members.toArray(String[]::new)));
   }
 
-  public OptionalLong deadlineOf(String orderId) {
-    return deadlineOf(DeadlineKind.PAYMENT_TIMEOUT, orderId);
+  /** The payment timeout of a tenant's order, if scheduled (or claimed: then its lease expiry). */
+  public OptionalLong deadlineOf(String tenantId, String orderId) {
+    return deadlineOf(tenantId, DeadlineKind.PAYMENT_TIMEOUT, orderId);
   }
 
-  public OptionalLong deadlineOf(DeadlineKind kind, String subjectId) {
-    Double score = redis.zscore(timersKey(shardOf(subjectId), kind), kind.member(subjectId));
+  public OptionalLong deadlineOf(String tenantId, DeadlineKind kind, String subjectId) {
+    Double score =
+        redis.zscore(timersKey(tenantId, shardOf(subjectId), kind), kind.member(subjectId));
     return score == null ? OptionalLong.empty() : OptionalLong.of(score.longValue());
   }
 
   /**
-   * The earliest score of a shard over every kind: its next deadline or lease expiry. One script
-   * call per shard (an idle sweep reads every held shard each poll).
+   * The earliest score of a shard over every tenant and kind: its next deadline or lease expiry.
+   * One script call per shard (an idle sweep reads every held shard each poll).
    */
-  public OptionalLong nextDeadline(int shard) {
-    DeadlineKind[] kinds = DeadlineKind.values();
-    String[] keys = new String[kinds.length];
-    for (int i = 0; i < kinds.length; i++) {
-      keys[i] = timersKey(shard, kinds[i]);
+  public OptionalLong nextDeadline(int shard, Collection<String> tenantIds) {
+    List<String> keys = new ArrayList<>();
+    for (String tenantId : tenantIds) {
+      for (DeadlineKind kind : DeadlineKind.values()) {
+        keys.add(timersKey(tenantId, shard, kind));
+      }
     }
-    String next = NEXT_DUE.run(redis, ScriptOutputType.VALUE, keys);
+    if (keys.isEmpty()) {
+      return OptionalLong.empty();
+    }
+    String next = NEXT_DUE.run(redis, ScriptOutputType.VALUE, keys.toArray(String[]::new));
     return next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next));
   }
 
-  /** Payment timeouts across all shards: the backlog metric. */
-  public long size() {
-    return size(DeadlineKind.PAYMENT_TIMEOUT);
-  }
-
-  /** Timers of one kind across all shards. */
-  public long size(DeadlineKind kind) {
+  /** Timers of one tenant and kind across all shards: the backlog metric. */
+  public long size(String tenantId, DeadlineKind kind) {
     long total = 0;
     for (int shard = 0; shard < shards; shard++) {
-      total += redis.zcard(timersKey(shard, kind));
+      total += redis.zcard(timersKey(tenantId, shard, kind));
     }
     return total;
   }
+
+  /** One claim set: a tenant's timers of one kind. */
+  public record TimerSet(String tenantId, DeadlineKind kind) {}
 }

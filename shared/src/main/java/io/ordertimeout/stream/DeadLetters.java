@@ -50,6 +50,7 @@ public final class DeadLetters {
   public record DeadLetter(
       String entryId,
       String eventType,
+      String tenantId,
       String orderId,
       Map<String, String> fields,
       long deliveries,
@@ -92,7 +93,8 @@ public final class DeadLetters {
           try (PreparedStatement ps =
               c.prepareStatement(
                   "INSERT INTO dead_letters (stream_key, entry_id, event_type, order_id, payload,"
-                      + " deliveries, errors) VALUES (?,?,?,?,?,?,?) ON DUPLICATE KEY UPDATE"
+                      + " deliveries, errors, tenant_id) VALUES (?,?,?,?,?,?,?,?)"
+                      + " ON DUPLICATE KEY UPDATE"
                       // the values bound again: VALUES(col) is deprecated since MySQL 8.0.20 and
                       // the row alias that replaces it is not MariaDB syntax
                       + " deliveries = ?, errors = ?")) {
@@ -104,8 +106,9 @@ public final class DeadLetters {
             ps.setString(5, Statements.cutToBytes(Json.write(letter.fields()), MAX_PAYLOAD_BYTES));
             ps.setLong(6, letter.deliveries());
             ps.setString(7, errors);
-            ps.setLong(8, letter.deliveries());
-            ps.setString(9, errors);
+            ps.setString(8, letter.tenantId());
+            ps.setLong(9, letter.deliveries());
+            ps.setString(10, errors);
             return ps.executeUpdate();
           }
         });

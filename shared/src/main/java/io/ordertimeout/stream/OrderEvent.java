@@ -2,6 +2,7 @@ package io.ordertimeout.stream;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.util.Json;
 import java.util.Collections;
 import java.util.Iterator;
@@ -11,9 +12,10 @@ import java.util.regex.Pattern;
 
 /**
  * One event of the order stream, a versioned JSON document: {@code {"v":1,"type":"close_due",
- * "orderId":...,"tenantId":...,"at":epochMs, ...}}. {@code tenantId} is present when the producer
- * knows it (the sweep and the closer work on ids only); {@code at} is the producer's wall clock,
- * informational (deadlines are decided by MySQL). Type-specific fields are in {@code details}.
+ * "orderId":...,"tenantId":...,"at":epochMs, ...}}. {@code tenantId} is absent only in entries
+ * written before tenants were part of the keys ({@link #tenantOrDefault}); {@code at} is the
+ * producer's wall clock, informational (deadlines are decided by MySQL). Type-specific fields are
+ * in {@code details}.
  */
 public record OrderEvent(
     EventType type, String orderId, String tenantId, long at, Map<String, Object> details) {
@@ -29,6 +31,14 @@ public record OrderEvent(
 
   public static OrderEvent of(EventType type, String orderId, String tenantId, long at) {
     return new OrderEvent(type, orderId, tenantId, at, Map.of());
+  }
+
+  /**
+   * The order's tenant: entries written before tenants were part of the keys name none, and every
+   * order then was the default tenant's.
+   */
+  public String tenantOrDefault() {
+    return tenantId == null ? TenantIds.DEFAULT : tenantId;
   }
 
   /** A copy with one more detail field (null values are left out of the document). */

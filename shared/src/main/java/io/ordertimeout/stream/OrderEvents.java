@@ -50,13 +50,13 @@ public final class OrderEvents {
    * {@code close_due} for orders the sweep hands on; true when appended. On failure the timers keep
    * their claim lease and return to a sweep, so nothing is lost.
    */
-  public boolean closeDue(Collection<String> orderIds, HandOffCause cause) {
+  public boolean closeDue(String tenantId, Collection<String> orderIds, HandOffCause cause) {
     long at = wallClock.getAsLong();
     List<OrderEvent> events =
         orderIds.stream()
             .map(
                 id ->
-                    OrderEvent.of(EventType.CLOSE_DUE, id, null, at)
+                    OrderEvent.of(EventType.CLOSE_DUE, id, tenantId, at)
                         .with("cause", cause.name().toLowerCase(java.util.Locale.ROOT)))
             .toList();
     return appendQuietly(events, "close_due for " + orderIds.size() + " orders");

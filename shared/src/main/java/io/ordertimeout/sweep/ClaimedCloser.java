@@ -36,10 +36,10 @@ final class ClaimedCloser {
     return closeCost.estimateMillis(orders);
   }
 
-  void close(List<String> claimed, SweepCounters counters) {
+  void close(String tenantId, List<String> claimed, SweepCounters counters) {
     long started = System.nanoTime();
     try {
-      CloseResult result = closer.close(claimed, CloseReason.TIMEOUT);
+      CloseResult result = closer.close(tenantId, claimed, CloseReason.TIMEOUT);
       closeCost.observe(claimed.size(), (System.nanoTime() - started) / 1_000_000);
       counters.closed.addAndGet(result.closed().size());
       counters.notDue.addAndGet(result.notDue().size());
@@ -48,16 +48,16 @@ final class ClaimedCloser {
       counters.failedBatches.incrementAndGet();
       metrics.count("close_batch_failures", 1);
       if (e.isTransient()) {
-        handOff(claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
+        handOff(tenantId, claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
       } else {
-        leaveLeased(claimed, e);
+        leaveLeased(tenantId, claimed, e);
       }
     } catch (RuntimeException e) {
       // Not a database verdict (Redis after the commit, WeChat, a bug in one order): consumers
       // retry each order on its own and dead-letter the one that keeps failing.
       counters.failedBatches.incrementAndGet();
       metrics.count("close_batch_failures", 1);
-      handOff(claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
+      handOff(tenantId, claimed, OrderEvents.HandOffCause.CLOSE_FAILED, counters);
     }
   }
 
@@ -66,22 +66,32 @@ final class ClaimedCloser {
    * closes the order and the closer removes the timer; if no consumer does within the lease, the
    * timer comes back to a sweep, so a failed or lost hand-off loses nothing.
    */
-  void handOff(List<String> claimed, OrderEvents.HandOffCause cause, SweepCounters counters) {
-    if (events.closeDue(claimed, cause)) {
+  void handOff(
+      String tenantId,
+      List<String> claimed,
+      OrderEvents.HandOffCause cause,
+      SweepCounters counters) {
+    if (events.closeDue(tenantId, claimed, cause)) {
       counters.handedOff.addAndGet(claimed.size());
       metrics.count("sweep_handed_off", claimed.size());
       log.info(
-          "handed {} orders (first {}) to the stream ({})", claimed.size(), claimed.get(0), cause);
+          "handed {} orders of tenant {} (first {}) to the stream ({})",
+          claimed.size(),
+          tenantId,
+          claimed.get(0),
+          cause);
     } else {
-      leaveLeased(claimed, new IllegalStateException("hand-off to the stream failed"));
+      leaveLeased(tenantId, claimed, new IllegalStateException("hand-off to the stream failed"));
     }
   }
 
-  private void leaveLeased(List<String> claimed, RuntimeException e) {
+  private void leaveLeased(String tenantId, List<String> claimed, RuntimeException e) {
     // The claimed timers keep their lease score: they come back to a claimer when it runs out.
     log.warn(
-        "closing {} claimed orders (first {}) failed; they return after the claim lease: {}",
+        "closing {} claimed orders of tenant {} (first {}) failed; they return after the claim"
+            + " lease: {}",
         claimed.size(),
+        tenantId,
         claimed.get(0),
         e.toString());
   }

@@ -62,7 +62,7 @@ final class NextDeadlines {
    * remains of the poll since the last full read. Reads the shards whose deadline is unknown, or
    * all of them when the cache is no longer trusted.
    */
-  long waitMillis(Collection<Integer> held, long nowMillis) {
+  long waitMillis(Collection<Integer> held, Collection<String> tenants, long nowMillis) {
     long wait = pollMillis;
     if (held.isEmpty()) {
       return wait;
@@ -70,7 +70,7 @@ final class NextDeadlines {
     boolean full = !trusted();
     for (int shard : held) {
       if (full || nextDue[shard] == UNKNOWN) {
-        OptionalLong next = timers.nextDeadline(shard);
+        OptionalLong next = timers.nextDeadline(shard, tenants);
         nextDue[shard] = next.isPresent() ? next.getAsLong() : Long.MAX_VALUE;
       }
       if (nextDue[shard] != Long.MAX_VALUE) {

@@ -3,7 +3,7 @@ package io.ordertimeout.sweep;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.lifecycle.DueHandlers;
 import io.ordertimeout.metrics.Metrics;
-import java.util.ArrayList;
+import io.ordertimeout.redis.TimerIndex.TimerSet;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -41,38 +41,26 @@ final class OtherKinds {
     return limits;
   }
 
-  /**
-   * Adds a shard's claims of the other kinds to {@code into}; true when some kind took its full
-   * batch.
-   */
-  boolean collect(Map<DeadlineKind, List<String>> claimed, Map<DeadlineKind, List<String>> into) {
-    boolean full = false;
-    for (DeadlineKind kind : handlers.keySet()) {
-      List<String> mine = claimed.getOrDefault(kind, List.of());
-      full |= mine.size() == batch;
-      into.computeIfAbsent(kind, k -> new ArrayList<>()).addAll(mine);
-    }
-    return full;
-  }
-
   /** Applies each kind's claimed batch; answers how many were claimed. */
-  int apply(Map<DeadlineKind, List<String>> claimed) {
+  int apply(Map<TimerSet, List<String>> claimed) {
     int count = 0;
-    for (Map.Entry<DeadlineKind, List<String>> kind : claimed.entrySet()) {
-      List<String> ids = kind.getValue();
+    for (Map.Entry<TimerSet, List<String>> set : claimed.entrySet()) {
+      DeadlineKind kind = set.getKey().kind();
+      List<String> ids = set.getValue();
       if (ids.isEmpty()) {
         continue;
       }
       count += ids.size();
       try {
-        handlers.get(kind.getKey()).apply(ids);
+        handlers.get(kind).apply(set.getKey().tenantId(), ids);
       } catch (RuntimeException e) {
         metrics.count("deadline_batch_failures", 1);
         log.warn(
-            "applying {} claimed {} deadlines (first {}) failed; they return after the claim"
-                + " lease: {}",
+            "applying {} claimed {} deadlines of tenant {} (first {}) failed; they return after"
+                + " the claim lease: {}",
             ids.size(),
-            kind.getKey().label(),
+            kind.label(),
+            set.getKey().tenantId(),
             ids.get(0),
             e.toString());
       }

@@ -5,6 +5,7 @@ import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerBacklog;
 import io.ordertimeout.redis.TimerIndex;
+import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -17,6 +18,7 @@ public final class SweepJob {
   private final Supplier<TimeoutSweeper> sweepers;
   private final RedisClusterCommands<String, String> redis;
   private final TimerIndex timers;
+  private final Supplier<List<String>> tenants;
   private final TimeSource time;
   private final Metrics metrics;
   private final BooleanSupplier paused;
@@ -26,12 +28,14 @@ public final class SweepJob {
       Supplier<TimeoutSweeper> sweepers,
       RedisClusterCommands<String, String> redis,
       TimerIndex timers,
+      Supplier<List<String>> tenants,
       TimeSource time,
       Metrics metrics,
       BooleanSupplier paused) {
     this.sweepers = sweepers;
     this.redis = redis;
     this.timers = timers;
+    this.tenants = tenants;
     this.time = time;
     this.metrics = metrics;
     this.paused = paused;
@@ -43,7 +47,7 @@ public final class SweepJob {
             ? new SweepStats(0, 0, 0, 0, 0, 0, 0, 0, 0)
             : sweepers.get().run(remainingMillis);
     // the backlog alarm reads this gauge every minute: its silence means no sweep ran
-    TimerBacklog.record(metrics, redis, timers, time.nowMillis());
+    TimerBacklog.record(metrics, redis, timers, tenants.get(), time.nowMillis());
     return stats;
   }
 

@@ -10,15 +10,17 @@ import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.redis.TimerIndex.TimerSet;
 import io.ordertimeout.stream.OrderEvents;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
 import java.util.UUID;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,6 +33,10 @@ import org.slf4j.LoggerFactory;
  * overlapping invocations from claiming the same shard; it only saves work: claims are atomic and
  * closes are conditional updates. The next-deadline cache ({@link NextDeadlines}), the close-cost
  * model and the chunk runner are types of their own.
+ *
+ * <p>Over 300 lines: the loop, its pass over held shards and tenants, and the budget rule choosing
+ * between closing inline and handing off, which read the same settings and counters; the claim
+ * share, chunking, hand-off and cost model are FairClaim, ChunkRunner and ClaimedCloser.
  */
 public final class TimeoutSweeper {
   private static final Logger log = LoggerFactory.getLogger(TimeoutSweeper.class);
@@ -51,6 +57,9 @@ public final class TimeoutSweeper {
   private final Metrics metrics;
   private final Settings settings;
   private final OrderEvents events;
+
+  /** The tenants whose timers are claimed (TenantStore#all), read at the start of each run. */
+  private final Supplier<List<String>> tenants;
 
   /** The other deadline kinds (receipt, completion, coupon expiry), each with its handler. */
   private final OtherKinds otherKinds;
@@ -118,8 +127,9 @@ public final class TimeoutSweeper {
       OrderEvents events,
       TimeSource time,
       Metrics metrics,
-      Settings settings) {
-    this(timers, leases, closer, events, time, metrics, settings, Map.of());
+      Settings settings,
+      Supplier<List<String>> tenants) {
+    this(timers, leases, closer, events, time, metrics, settings, tenants, Map.of());
   }
 
   public TimeoutSweeper(
@@ -130,7 +140,9 @@ public final class TimeoutSweeper {
       TimeSource time,
       Metrics metrics,
       Settings settings,
+      Supplier<List<String>> tenants,
       Map<DeadlineKind, DueHandlers.Handler> dueHandlers) {
+    this.tenants = tenants;
     this.otherKinds = new OtherKinds(dueHandlers, settings.kindBatch(), metrics);
     this.timers = timers;
     this.leases = leases;
@@ -154,6 +166,8 @@ public final class TimeoutSweeper {
     // would hold leases under the same token.
     ShardLeaseSet held = new ShardLeaseSet(timers, leases, metrics, UUID.randomUUID().toString());
     TimeBudget budget = new TimeBudget(remainingMillis, settings.margin());
+    // Read once per invocation: a tenant onboarded meanwhile is swept from the next one (a minute).
+    List<String> tenants = List.copyOf(this.tenants.get());
     SweepCounters counters = new SweepCounters();
     ChunkRunner closers =
         settings.parallelism() == 1
@@ -166,11 +180,12 @@ public final class TimeoutSweeper {
             @Override
             public long pass() {
               held.refresh();
-              int claimed = TimeoutSweeper.this.pass(held.held(), counters, closers, budget);
+              int claimed =
+                  TimeoutSweeper.this.pass(held.held(), tenants, counters, closers, budget);
               counters.passes.incrementAndGet();
               // Nothing more is due now: another pass would only cost a claim per shard.
               return claimed == 0 || !lastPassFull
-                  ? budget.cap(nextDue.waitMillis(held.held(), time.nowMillis()))
+                  ? budget.cap(nextDue.waitMillis(held.held(), tenants, time.nowMillis()))
                   : 0;
             }
 
@@ -207,41 +222,60 @@ public final class TimeoutSweeper {
    * coupons a pass took ~370 ms before them: MixedDeadlineBench). Returns how many were claimed.
    */
   private int pass(
-      SortedSet<Integer> held, SweepCounters counters, ChunkRunner closers, TimeBudget budget) {
-    Map<DeadlineKind, List<String>> others = new EnumMap<>(DeadlineKind.class);
-    List<String> claimed = claimAll(held, counters, others);
-    if (!claimed.isEmpty()) {
-      List<List<String>> chunks =
-          ChunkRunner.split(claimed, settings.batch(), settings.parallelism(), MIN_PARALLEL_CHUNK);
+      SortedSet<Integer> held,
+      List<String> tenants,
+      SweepCounters counters,
+      ChunkRunner closers,
+      TimeBudget budget) {
+    Map<TimerSet, List<String>> others = new LinkedHashMap<>();
+    Map<String, List<String>> claimed = claimAll(held, tenants, counters, others);
+    int total = claimed.values().stream().mapToInt(List::size).sum();
+    if (total > 0) {
+      // Chunks never mix tenants: a closing transaction is one tenant's, like its statements.
+      List<Runnable> closes = new ArrayList<>();
+      int series = 0;
+      int largest = 0;
+      for (Map.Entry<String, List<String>> tenant : claimed.entrySet()) {
+        List<List<String>> chunks =
+            ChunkRunner.split(
+                tenant.getValue(), settings.batch(), settings.parallelism(), MIN_PARALLEL_CHUNK);
+        series += closers.chunksInSeries(chunks.size());
+        largest = Math.max(largest, chunks.get(0).size());
+        chunks.forEach(
+            chunk -> closes.add(() -> claimedCloser.close(tenant.getKey(), chunk, counters)));
+      }
       if (budget.leftMillis()
-          < settings.weChatStep().toMillis()
-              + claimedCloser.estimateMillis(chunks.get(0).size())
-                  * closers.chunksInSeries(chunks.size())) {
+          < settings.weChatStep().toMillis() + claimedCloser.estimateMillis(largest) * series) {
         // Not enough time left in this invocation: any number of consumers can take them now.
-        claimedCloser.handOff(claimed, OrderEvents.HandOffCause.OVER_BUDGET, counters);
+        claimed.forEach(
+            (tenant, ids) ->
+                claimedCloser.handOff(tenant, ids, OrderEvents.HandOffCause.OVER_BUDGET, counters));
       } else {
-        List<Runnable> closes = new ArrayList<>(chunks.size());
-        chunks.forEach(chunk -> closes.add(() -> claimedCloser.close(chunk, counters)));
         closers.runAll(closes);
       }
     }
-    return claimed.size() + otherKinds.apply(others);
+    return total + otherKinds.apply(others);
   }
 
-  private List<String> claimAll(
-      SortedSet<Integer> held, SweepCounters counters, Map<DeadlineKind, List<String>> others) {
-    List<String> claimed = new ArrayList<>();
-    if (held.isEmpty()) {
+  /** The payment timeouts claimed per tenant; the other kinds' claims go into {@code others}. */
+  private Map<String, List<String>> claimAll(
+      SortedSet<Integer> held,
+      List<String> tenants,
+      SweepCounters counters,
+      Map<TimerSet, List<String>> others) {
+    Map<String, List<String>> claimed = new LinkedHashMap<>();
+    if (held.isEmpty() || tenants.isEmpty()) {
       return claimed;
     }
     int cap = settings.batch() * settings.parallelism();
+    int count = 0;
     List<Integer> shards = new ArrayList<>(held);
     int first = (int) (counters.passes.get() % shards.size());
     long now = time.nowMillis();
     boolean trusted = nextDue.trusted();
     lastPassFull = false;
     for (int i = 0; i < shards.size(); i++) {
-      if (claimed.size() >= cap) {
+      if (count >= cap) {
         lastPassFull = true;
         break;
       }
@@ -250,13 +284,17 @@ public final class TimeoutSweeper {
         continue;
       }
       nextDue.forget(shard);
-      int limit = Math.min(settings.batch(), cap - claimed.size());
-      List<String> got;
+      int limit = Math.min(settings.batch(), cap - count);
+      FairClaim.Claimed got;
       try {
-        Map<DeadlineKind, List<String>> byKind =
-            timers.claimDue(shard, now, settings.claimLease().toMillis(), otherKinds.limits(limit));
-        got = byKind.get(DeadlineKind.PAYMENT_TIMEOUT);
-        lastPassFull |= otherKinds.collect(byKind, others);
+        got =
+            FairClaim.claim(
+                timers,
+                shard,
+                now,
+                settings.claimLease().toMillis(),
+                tenants,
+                otherKinds.limits(limit));
       } catch (RuntimeException e) {
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
@@ -266,10 +304,20 @@ public final class TimeoutSweeper {
         }
         continue;
       }
-      lastPassFull |= got.size() == limit;
-      claimed.addAll(got);
+      lastPassFull |= got.full();
+      for (Map.Entry<TimerSet, List<String>> set : got.sets().entrySet()) {
+        if (set.getKey().kind() == DeadlineKind.PAYMENT_TIMEOUT) {
+          claimed
+              .computeIfAbsent(set.getKey().tenantId(), t -> new ArrayList<>())
+              .addAll(set.getValue());
+          count += set.getValue().size();
+        } else {
+          others.computeIfAbsent(set.getKey(), k -> new ArrayList<>()).addAll(set.getValue());
+        }
+      }
     }
-    counters.claimed.addAndGet(claimed.size());
+    claimed.values().removeIf(List::isEmpty);
+    counters.claimed.addAndGet(count);
     return claimed;
   }
 

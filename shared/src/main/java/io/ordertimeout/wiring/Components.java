@@ -40,6 +40,7 @@ import io.ordertimeout.mysql.DbLogin;
 import io.ordertimeout.mysql.LoginSource;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.ServerCheck;
+import io.ordertimeout.mysql.TenantStore;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.outbox.Destination;
 import io.ordertimeout.outbox.EventBridgeClients;
@@ -117,6 +118,7 @@ public final class Components implements AutoCloseable {
   private final TimerIndex timers;
   private final TimeSource time;
   private final OrderStore orders;
+  private final TenantStore tenants;
   private final PlaceOrderService placeOrders;
   private final PlaceOrderRequests placeOrderRequests;
   private final OrderCloser closer;
@@ -195,6 +197,7 @@ public final class Components implements AutoCloseable {
     }
     this.time = timeOverride != null ? timeOverride : new RedisTimeSource(redis.sync());
     this.orders = new OrderStore(tx);
+    this.tenants = new TenantStore(tx);
     this.stream = new EventStream(redis.sync(), config.keyPrefix(), config.stream().maxLen());
     this.events = new OrderEvents(stream, metrics);
     this.deadLetters = new DeadLetters(tx, redis.sync(), stream);
@@ -297,6 +300,7 @@ public final class Components implements AutoCloseable {
             // without a gateway prepaid orders fail the step at once, without a call
             gateway == null ? Duration.ZERO : config.waits().weChatStep(),
             config.deadlines().kindBatch()),
+        tenants::all,
         DueHandlers.of(transitions, coupons));
   }
 
@@ -337,7 +341,8 @@ public final class Components implements AutoCloseable {
             metrics,
             compensationMargin(),
             transitions(),
-            coupons()),
+            coupons(),
+            tenants::all),
         settings);
   }
 
@@ -362,7 +367,7 @@ public final class Components implements AutoCloseable {
         prepays(),
         orders(),
         metrics,
-        new OrderTimeline(outbox),
+        new OrderTimeline(outbox, orders),
         new LifecycleRoutes(transitions, coupons, tx, time),
         new CallerTenants(config.tenants()));
   }
@@ -378,6 +383,7 @@ public final class Components implements AutoCloseable {
         this::newSweeper,
         redis.sync(),
         timers,
+        tenants::all,
         time,
         metrics,
         () -> pauses.holds(Pauses.SWEEP, metrics));
@@ -505,6 +511,11 @@ public final class Components implements AutoCloseable {
 
   public OrderStore orders() {
     return orders;
+  }
+
+  /** The tenants this deployment serves (the {@code tenants} table). */
+  public TenantStore tenants() {
+    return tenants;
   }
 
   public PlaceOrderService placeOrders() {

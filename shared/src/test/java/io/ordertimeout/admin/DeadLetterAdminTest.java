@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.stream.DeadLetters.DeadLetter;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.stream.OrderEvent;
@@ -43,7 +44,8 @@ class DeadLetterAdminTest {
 
     List<Map<String, Object>> open = ops.deadLetters().list(DeadLetterAdmin.Filter.open());
     List<Map<String, Object>> cancels =
-        ops.deadLetters().list(new DeadLetterAdmin.Filter("open", null, "cancel_requested", 10));
+        ops.deadLetters()
+            .list(new DeadLetterAdmin.Filter("open", null, null, "cancel_requested", 10));
     long id = ((Number) open.get(0).get("id")).longValue();
     Map<String, Object> shown = ops.deadLetters().show(id);
 
@@ -108,16 +110,16 @@ class DeadLetterAdminTest {
 
   @Test
   void badFiltersAreRefusedWithTheirReason() {
-    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("stale", null, null, 10))
+    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("stale", null, null, null, 10))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("INVALID_STATUS"));
-    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("open", null, "exploded", 10))
+    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("open", null, null, "exploded", 10))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("INVALID_EVENT_TYPE"));
-    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("open", "x; DROP", null, 10))
+    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("open", null, "x; DROP", null, 10))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("INVALID_ORDER_ID"));
-    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("open", null, null, 501))
+    assertThatThrownBy(() -> new DeadLetterAdmin.Filter("open", null, null, null, 501))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("INVALID_LIMIT"));
     assertThatThrownBy(() -> ops.deadLetters().redrive(List.of(), OPERATOR))
@@ -130,7 +132,8 @@ class DeadLetterAdminTest {
     stack
         .app()
         .deadLetters()
-        .store(new DeadLetter("9-0", null, null, Map.of("e", "{\"v\":7}"), 5, List.of("bad")));
+        .store(
+            new DeadLetter("9-0", null, null, null, Map.of("e", "{\"v\":7}"), 5, List.of("bad")));
     long id = onlyId();
 
     Map<String, Object> result = ops.deadLetters().redrive(List.of(id), OPERATOR);
@@ -150,7 +153,7 @@ class DeadLetterAdminTest {
 
     Map<String, Object> result =
         ops.deadLetters()
-            .redrive(new DeadLetterAdmin.Filter("open", null, "close_due", 500), OPERATOR);
+            .redrive(new DeadLetterAdmin.Filter("open", null, null, "close_due", 500), OPERATOR);
 
     assertThat(result).hasSize(2);
     assertThat(stack.dump("SELECT order_id, resolution FROM dead_letters ORDER BY order_id"))
@@ -208,6 +211,7 @@ class DeadLetterAdminTest {
             new DeadLetter(
                 entryId,
                 type.wireName(),
+                TenantIds.DEFAULT,
                 orderId,
                 Map.of("e", event.toJson()),
                 5,

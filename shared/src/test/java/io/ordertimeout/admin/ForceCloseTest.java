@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.TestStack;
@@ -51,10 +52,10 @@ class ForceCloseTest {
   @Test
   void anUnpaidOrderIsClosedBeforeItsDeadlineWithStockCouponAndTimerReleased() {
     stack.place("close-00001", "u1", 900, "cp-1", new OrderItem("sku-a", 3));
-    assertThat(stack.app().timers().deadlineOf("close-00001")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "close-00001")).isPresent();
 
     Map<String, Object> answer =
-        ops.forceClose().close("close-00001", "fraud ticket 4711", OPERATOR);
+        ops.forceClose().close(TenantIds.DEFAULT, "close-00001", "fraud ticket 4711", OPERATOR);
 
     assertThat(answer).containsEntry("outcome", "CLOSED").containsEntry("closeReason", "OPERATOR");
     assertThat(stack.dump("SELECT status, close_reason, closed_at < expire_at FROM orders"))
@@ -65,7 +66,7 @@ class ForceCloseTest {
         .containsExactly("AVAILABLE|null|");
     assertThat(stack.dump("SELECT kind, quantity FROM stock_movements ORDER BY movement_id"))
         .containsExactly("RESERVE|3|", "RELEASE|3|");
-    assertThat(stack.app().timers().deadlineOf("close-00001")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "close-00001")).isEmpty();
     assertThat(stack.dump("SELECT action, subject, operator, reason FROM admin_actions"))
         .containsExactly("force-close|close-00001|" + OPERATOR + "|fraud ticket 4711|");
     assertThat(stack.app().metrics().counter("orders_force_closed")).isEqualTo(1);
@@ -74,9 +75,9 @@ class ForceCloseTest {
   @Test
   void aPrepaidOrderIsClosedAtWeChatFirst() {
     stack.place("close-00002", "u1", 900, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("close-00002", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "close-00002", OPEN_ID, null);
 
-    ops.forceClose().close("close-00002", "payer asked by phone", OPERATOR);
+    ops.forceClose().close(TenantIds.DEFAULT, "close-00002", "payer asked by phone", OPERATOR);
 
     assertThat(wechat.trade("close-00002").orElseThrow().state()).isEqualTo(TradeState.CLOSED);
     assertThat(stack.dump("SELECT status, close_reason FROM orders"))
@@ -86,14 +87,16 @@ class ForceCloseTest {
   @Test
   void aPaidOrderIsRefusedAndNothingChanges() {
     stack.place("close-00003", "u1", 900, "cp-1", new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("close-00003", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "close-00003", OPEN_ID, null);
     wechat.pay("close-00003"); // notification lost: MySQL still says UNPAID
     // the first attempt finds it paid at WeChat and takes the paid path (refused, next test)
-    assertThatThrownBy(() -> ops.forceClose().close("close-00003", "first try", OPERATOR))
+    assertThatThrownBy(
+            () -> ops.forceClose().close(TenantIds.DEFAULT, "close-00003", "first try", OPERATOR))
         .isInstanceOf(AdminRefusal.class);
     List<String> before = stack.databaseState();
 
-    assertThatThrownBy(() -> ops.forceClose().close("close-00003", "again", OPERATOR))
+    assertThatThrownBy(
+            () -> ops.forceClose().close(TenantIds.DEFAULT, "close-00003", "again", OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class,
             e -> {
@@ -109,10 +112,11 @@ class ForceCloseTest {
   @Test
   void paidAtWeChatButNotHereTakesThePaidPathAndIsRefused() {
     stack.place("close-00004", "u1", 900, "cp-1", new OrderItem("sku-a", 2));
-    stack.app().prepays().prepay("close-00004", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "close-00004", OPEN_ID, null);
     wechat.pay("close-00004");
 
-    assertThatThrownBy(() -> ops.forceClose().close("close-00004", "stuck", OPERATOR))
+    assertThatThrownBy(
+            () -> ops.forceClose().close(TenantIds.DEFAULT, "close-00004", "stuck", OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("ORDER_PAID"))
         .hasMessageContaining("WeChat reports order close-00004 paid");
@@ -127,32 +131,37 @@ class ForceCloseTest {
     stack.place("close-00005", "u1", 900, null, new OrderItem("sku-a", 1));
     List<String> before = stack.databaseState();
 
-    assertThatThrownBy(() -> ops.forceClose().close("close-00005", " ", OPERATOR))
+    assertThatThrownBy(
+            () -> ops.forceClose().close(TenantIds.DEFAULT, "close-00005", " ", OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("MISSING_REASON"));
-    assertThatThrownBy(() -> ops.forceClose().close("close-00005", "x".repeat(513), OPERATOR))
+    assertThatThrownBy(
+            () ->
+                ops.forceClose().close(TenantIds.DEFAULT, "close-00005", "x".repeat(513), OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("REASON_TOO_LONG"));
-    assertThatThrownBy(() -> ops.forceClose().close("../etc", "r", OPERATOR))
+    assertThatThrownBy(() -> ops.forceClose().close(TenantIds.DEFAULT, "../etc", "r", OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("INVALID_ORDER_ID"));
-    assertThatThrownBy(() -> ops.forceClose().close("nosuch-0001", "r", OPERATOR))
+    assertThatThrownBy(
+            () -> ops.forceClose().close(TenantIds.DEFAULT, "nosuch-0001", "r", OPERATOR))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.kind()).isEqualTo(AdminRefusal.Kind.NOT_FOUND))
-        .hasMessage("order nosuch-0001 does not exist");
+        .hasMessage("tenant default has no order nosuch-0001");
 
     assertThat(stack.databaseState()).isEqualTo(before);
     assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();
-    assertThat(stack.app().timers().deadlineOf("close-00005")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "close-00005")).isPresent();
   }
 
   @Test
   void closingAClosedOrderAgainIsANoOp() {
     stack.place("close-00006", "u1", 900, null, new OrderItem("sku-a", 1));
-    ops.forceClose().close("close-00006", "once", OPERATOR);
+    ops.forceClose().close(TenantIds.DEFAULT, "close-00006", "once", OPERATOR);
     List<String> before = stack.databaseState();
 
-    Map<String, Object> again = ops.forceClose().close("close-00006", "twice", OPERATOR);
+    Map<String, Object> again =
+        ops.forceClose().close(TenantIds.DEFAULT, "close-00006", "twice", OPERATOR);
 
     assertThat(again).containsEntry("outcome", "ALREADY_CLOSED");
     assertThat(stack.databaseState()).isEqualTo(before);

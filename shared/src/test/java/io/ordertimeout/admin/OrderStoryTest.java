@@ -7,6 +7,7 @@ import io.lettuce.core.Consumer;
 import io.lettuce.core.XReadArgs;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.testing.TestStack;
@@ -54,17 +55,17 @@ class OrderStoryTest {
   void theStoryHasTheRowsTheTimerAndThePendingEntriesOfTheOrder() throws Exception {
     stack.place("story-0001", "u1", 900, "cp-1", new OrderItem("sku-a", 2));
     stack.place("other-0001", "u1", 900, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("story-0001", OPEN_ID, null);
-    stack.app().cancels().request("story-0001");
-    stack.app().cancels().request("other-0001");
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "story-0001", OPEN_ID, null);
+    stack.app().cancels().request(TenantIds.DEFAULT, "story-0001");
+    stack.app().cancels().request(TenantIds.DEFAULT, "other-0001");
     // the events are outbox rows first; the relay puts them on the stream
     stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     readWithoutAck();
     stack.update(
-        "INSERT INTO compensation_flags (kind, subject, evidence) VALUES ('POISON_ORDER',"
+        "INSERT INTO compensation_flags (tenant_id, kind, subject, evidence) VALUES ('default', 'POISON_ORDER',"
             + " 'story-0001', '{}')");
 
-    Map<String, Object> story = ops.stories().of("story-0001", true);
+    Map<String, Object> story = ops.stories().of(TenantIds.DEFAULT, "story-0001", true);
     var json = Json.MAPPER.valueToTree(story);
 
     assertThat(json.at("/order/status").asText()).isEqualTo("UNPAID");
@@ -100,10 +101,10 @@ class OrderStoryTest {
     stack.place("story-0002", "u1", 900, null, new OrderItem("sku-a", 1));
     var timers = stack.app().timers();
     int shard = timers.shardOf("story-0002");
-    long now = timers.deadlineOf("story-0002").getAsLong() + 1;
-    timers.claimDue(shard, now, 30_000, 10);
+    long now = timers.deadlineOf(TenantIds.DEFAULT, "story-0002").getAsLong() + 1;
+    timers.claimDue(TenantIds.DEFAULT, shard, now, 30_000, 10);
 
-    Map<String, Object> story = ops.stories().of("story-0002", false);
+    Map<String, Object> story = ops.stories().of(TenantIds.DEFAULT, "story-0002", false);
     var json = Json.MAPPER.valueToTree(story);
 
     assertThat(json.at("/timer/state").asText()).isEqualTo("CLAIMED");
@@ -115,10 +116,10 @@ class OrderStoryTest {
 
   @Test
   void unknownAndInvalidOrdersAreRefused() {
-    assertThatThrownBy(() -> ops.stories().of("nosuch-0001", false))
+    assertThatThrownBy(() -> ops.stories().of(TenantIds.DEFAULT, "nosuch-0001", false))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.kind()).isEqualTo(AdminRefusal.Kind.NOT_FOUND));
-    assertThatThrownBy(() -> ops.stories().of("a b", false))
+    assertThatThrownBy(() -> ops.stories().of(TenantIds.DEFAULT, "a b", false))
         .isInstanceOfSatisfying(
             AdminRefusal.class, e -> assertThat(e.code()).isEqualTo("INVALID_ORDER_ID"));
   }

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.TestStack;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -41,7 +43,7 @@ class PausesTest {
     assertThat(paused.passes()).isZero();
     assertThat(stack.dump("SELECT status FROM orders")).containsExactly("UNPAID|");
     assertThat(stack.app().metrics().counter("sweep_paused")).isEqualTo(1);
-    assertThat(stack.app().timers().deadlineOf("pause-0001")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pause-0001")).isPresent();
 
     ops.pauses().resume(Pauses.jobs("sweep"), OPERATOR);
     var resumed = stack.app().sweepJob().run(runFor(1_000));
@@ -54,7 +56,7 @@ class PausesTest {
   @Test
   void aPausedConsumerLeavesTheCancelPendingAndAResumedOneClosesIt() {
     stack.place("pause-0002", "u1", 900, null, new OrderItem("sku-a", 1));
-    stack.app().cancels().request("pause-0002");
+    stack.app().cancels().request(TenantIds.DEFAULT, "pause-0002");
     // the cancel is a MySQL row first; the outbox relay puts it on the stream
     stack.app().newRelay(io.ordertimeout.outbox.RelaySettings.defaults(), null).relayOnce();
     ops.pauses().pause(Pauses.jobs("consumer"), OPERATOR, "stream incident");
@@ -106,7 +108,10 @@ class PausesTest {
         stack.count(
             "SELECT CAST(UNIX_TIMESTAMP(expire_at) * 1000 AS SIGNED) FROM orders WHERE order_id = ?",
             orderId);
-    stack.app().timers().schedule(orderId, expired);
+    stack
+        .app()
+        .timers()
+        .schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, orderId, expired);
   }
 
   private static java.util.function.LongSupplier runFor(long millis) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.outbox.EventBridgeClients;
 import io.ordertimeout.outbox.OutboxRelay;
 import io.ordertimeout.outbox.RelaySettings;
@@ -30,7 +31,10 @@ class EventBridgeEmulatorTest {
       for (int i = 0; i < 12; i++) {
         stack.place(String.format("emu-ord-%03d", i), "u1", 900, null, new OrderItem("sku-1", 1));
       }
-      stack.app().closer().close(List.of("emu-ord-000", "emu-ord-001"), CloseReason.USER_CANCEL);
+      stack
+          .app()
+          .closer()
+          .close(TenantIds.DEFAULT, List.of("emu-ord-000", "emu-ord-001"), CloseReason.USER_CANCEL);
       OutboxRelay relay =
           stack.app().newRelay(RelaySettings.defaults().withBus("otc-orders"), client);
 

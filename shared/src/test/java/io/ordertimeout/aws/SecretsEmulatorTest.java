@@ -8,6 +8,7 @@ import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.mysql.Database;
@@ -138,7 +139,7 @@ class SecretsEmulatorTest {
           c ->
               c.createStatement()
                   .executeUpdate(
-                      "INSERT INTO stock (sku_id, available, total) VALUES ('sku-s', 100, 100)"));
+                      "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'sku-s', 100, 100)"));
       placeAndCancelHalf(app, "before", 10);
 
       for (String host : new String[] {"localhost", "%"}) {
@@ -182,7 +183,7 @@ class SecretsEmulatorTest {
               new PlaceOrderCommand(
                   id, "default", "u-" + i, List.of(new OrderItem("sku-s", 1)), null, 100, 600));
       if (i % 2 == 1) {
-        app.closer().close(List.of(id), CloseReason.USER_CANCEL);
+        app.closer().close(TenantIds.DEFAULT, List.of(id), CloseReason.USER_CANCEL);
       }
     }
   }

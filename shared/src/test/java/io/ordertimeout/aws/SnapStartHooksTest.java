@@ -85,7 +85,8 @@ class SnapStartHooksTest {
       assertThat(app.redis().sync().get(config.keyPrefix() + ":snap")).isEqualTo("before");
       try (Connection c = app.dataSource().getConnection();
           Statement s = c.createStatement()) {
-        s.executeUpdate("INSERT INTO stock (sku_id, available, total) VALUES ('sku-snap', 5, 5)");
+        s.executeUpdate(
+            "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'sku-snap', 5, 5)");
         try (ResultSet rs =
             s.executeQuery("SELECT available FROM stock WHERE sku_id = 'sku-snap'")) {
           assertThat(rs.next()).isTrue();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.mysql.Tx;
@@ -98,7 +99,7 @@ class CloseRacesPrepayTest extends WeChatStackFixture {
 
     // The payer's prepay: prepaid_at committed, its WeChat call held at the gateway.
     Future<MiniProgramPayment> prepay =
-        threads.submit(() -> prepays.prepay(orderId, OPEN_ID, null));
+        threads.submit(() -> prepays.prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null));
     awaitPrepayAtWeChat(gateway, prepay);
     if (reason == CloseReason.TIMEOUT) {
       expireNow(stack, orderId);
@@ -110,7 +111,8 @@ class CloseRacesPrepayTest extends WeChatStackFixture {
           return prepay.get(10, TimeUnit.SECONDS);
         };
 
-    io.ordertimeout.close.CloseResult result = closer.close(List.of(orderId), reason);
+    io.ordertimeout.close.CloseResult result =
+        closer.close(TenantIds.DEFAULT, List.of(orderId), reason);
     MiniProgramPayment payment = prepay.get(10, TimeUnit.SECONDS);
 
     // The payer holds payment parameters for a trade WeChat created after the closer's first look.

@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.ClosedOrder;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,8 +47,10 @@ class OrderCloserTest {
     stack.place("order-001", "u1", 1, "cp-1", new OrderItem("sku-a", 3), new OrderItem("sku-b", 2));
     expireNow(stack, "order-001");
 
-    CloseResult first = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
-    CloseResult second = stack.app().closer().close(List.of("order-001"), CloseReason.TIMEOUT);
+    CloseResult first =
+        stack.app().closer().close(TenantIds.DEFAULT, List.of("order-001"), CloseReason.TIMEOUT);
+    CloseResult second =
+        stack.app().closer().close(TenantIds.DEFAULT, List.of("order-001"), CloseReason.TIMEOUT);
 
     assertThat(first.closed()).extracting(ClosedOrder::orderId).containsExactly("order-001");
     assertThat(first.closed().get(0).lagMillis()).isGreaterThanOrEqualTo(0);
@@ -60,27 +64,32 @@ class OrderCloserTest {
         .isEqualTo(2);
     assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
         .containsExactly("AVAILABLE|null|");
-    assertThat(stack.app().timers().deadlineOf("order-001")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "order-001")).isEmpty();
   }
 
   @Test
   void leavesAnOrderBeforeItsDeadlineOpenAndMovesItsTimerToTheDeadline() {
     stack.place("order-002", "u1", 60, null, new OrderItem("sku-a", 1));
 
-    CloseResult result = stack.app().closer().close(List.of("order-002"), CloseReason.TIMEOUT);
+    CloseResult result =
+        stack.app().closer().close(TenantIds.DEFAULT, List.of("order-002"), CloseReason.TIMEOUT);
 
     assertThat(result.closed()).isEmpty();
     assertThat(result.notDue()).containsKey("order-002");
     assertThat(result.notDue().get("order-002")).isBetween(50_000L, 60_001L);
     assertThat(stack.dump("SELECT status FROM orders")).containsExactly("UNPAID|");
-    assertThat(stack.app().timers().deadlineOf("order-002")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "order-002")).isPresent();
   }
 
   @Test
   void aUserCancelClosesBeforeTheDeadline() {
     stack.place("order-003", "u1", 600, "cp-1", new OrderItem("sku-a", 5));
 
-    CloseResult result = stack.app().closer().close(List.of("order-003"), CloseReason.USER_CANCEL);
+    CloseResult result =
+        stack
+            .app()
+            .closer()
+            .close(TenantIds.DEFAULT, List.of("order-003"), CloseReason.USER_CANCEL);
 
     assertThat(result.closed()).hasSize(1);
     assertThat(stack.dump("SELECT status, close_reason FROM orders"))
@@ -95,12 +104,15 @@ class OrderCloserTest {
     // closed it yet, e.g. its stream entry was lost: the sweep's TIMEOUT close reaches it first.
     stack.place("order-009", "u1", 600, "cp-1", new OrderItem("sku-a", 2));
     stack.place("order-010", "u1", 600, null, new OrderItem("sku-b", 1));
-    assertThat(stack.app().cancels().request("order-009").accepted()).isTrue();
+    assertThat(stack.app().cancels().request(TenantIds.DEFAULT, "order-009").accepted()).isTrue();
     expireNow(stack, "order-009");
     expireNow(stack, "order-010");
 
     CloseResult result =
-        stack.app().closer().close(List.of("order-009", "order-010"), CloseReason.TIMEOUT);
+        stack
+            .app()
+            .closer()
+            .close(TenantIds.DEFAULT, List.of("order-009", "order-010"), CloseReason.TIMEOUT);
 
     assertThat(result.closed())
         .extracting(ClosedOrder::orderId)
@@ -120,12 +132,16 @@ class OrderCloserTest {
 
   @Test
   void unknownIdsAreReportedAndTheirTimersRemoved() {
-    stack.app().timers().schedule("ghost-order", 1);
+    stack
+        .app()
+        .timers()
+        .schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "ghost-order", 1);
 
-    CloseResult result = stack.app().closer().close(List.of("ghost-order"), CloseReason.TIMEOUT);
+    CloseResult result =
+        stack.app().closer().close(TenantIds.DEFAULT, List.of("ghost-order"), CloseReason.TIMEOUT);
 
     assertThat(result.unknown()).containsExactly("ghost-order");
-    assertThat(stack.app().timers().deadlineOf("ghost-order")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "ghost-order")).isEmpty();
   }
 
   @Test
@@ -147,6 +163,7 @@ class OrderCloserTest {
                       .app()
                       .closer()
                       .close(
+                          TenantIds.DEFAULT,
                           shuffled.subList(from, Math.min(from + 250, shuffled.size())),
                           CloseReason.TIMEOUT)
                       .closed()

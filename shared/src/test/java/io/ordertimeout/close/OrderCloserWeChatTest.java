@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.ClosedOrder;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.SignedNotification;
@@ -37,13 +38,13 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
   /** Places and prepays an order, then moves its deadline just behind the DB's now. */
   private String duePrepaid(String orderId, String couponId) {
     stack.place(orderId, "u1", 600, couponId, new OrderItem("sku-a", 2));
-    stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
     expireNow(stack, orderId);
     return orderId;
   }
 
   private CloseResult close(String... ids) {
-    return stack.app().closer().close(List.of(ids), CloseReason.TIMEOUT);
+    return stack.app().closer().close(TenantIds.DEFAULT, List.of(ids), CloseReason.TIMEOUT);
   }
 
   private String status(String orderId) {
@@ -75,7 +76,7 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
         .isEqualTo(io.ordertimeout.embedded.wechat.TradeState.CLOSED);
     assertThat(status("pp-closed-01")).isEqualTo("CLOSED|");
     assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("AVAILABLE|");
-    assertThat(stack.app().timers().deadlineOf("pp-closed-01")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-closed-01")).isEmpty();
   }
 
   @Test
@@ -96,7 +97,7 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock"))
         .containsExactly("4998|0|2|");
     assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("USED|");
-    assertThat(stack.app().timers().deadlineOf("pp-paid-001")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-paid-001")).isEmpty();
   }
 
   @Test
@@ -106,7 +107,7 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
     long before = stack.app().time().nowMillis();
 
     CloseResult deferred = close("pp-paying-01");
-    long retryAt = stack.app().timers().deadlineOf("pp-paying-01").orElseThrow();
+    long retryAt = stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-paying-01").orElseThrow();
     wechat.pay("pp-paying-01");
     CloseResult paid = close("pp-paying-01");
 
@@ -127,7 +128,8 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
     CloseResult first = close("pp-500-0001");
     CloseResult second = close("pp-500-0001");
     String afterFailures = status("pp-500-0001");
-    boolean timerKept = stack.app().timers().deadlineOf("pp-500-0001").isPresent();
+    boolean timerKept =
+        stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-500-0001").isPresent();
     CloseResult third = close("pp-500-0001");
 
     assertThat(first.failed()).containsExactly("pp-500-0001");
@@ -218,7 +220,10 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
             stack
                 .app()
                 .closer()
-                .close(ids.subList(from, Math.min(ids.size(), from + 500)), CloseReason.TIMEOUT));
+                .close(
+                    TenantIds.DEFAULT,
+                    ids.subList(from, Math.min(ids.size(), from + 500)),
+                    CloseReason.TIMEOUT));
       }
       long millis = (System.nanoTime() - started) / 1_000_000;
       long closed = results.stream().mapToLong(r -> r.closed().size()).sum();
@@ -231,7 +236,7 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
       for (int pass = 0;
           pass < 5 && stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'") > 0;
           pass++) {
-        stack.app().closer().close(ids, CloseReason.TIMEOUT);
+        stack.app().closer().close(TenantIds.DEFAULT, ids, CloseReason.TIMEOUT);
       }
       assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(n);
     } finally {

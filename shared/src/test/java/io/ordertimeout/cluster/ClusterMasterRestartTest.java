@@ -2,7 +2,9 @@ package io.ordertimeout.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.sweep.SweepStats;
@@ -120,7 +122,7 @@ class ClusterMasterRestartTest {
         .isEqualTo(ORDERS);
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock WHERE sku_id = 'hot'"))
         .containsExactly("10000|0|0|");
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
   }
 
   private static void bounce(int master, boolean keepData) {
@@ -137,7 +139,10 @@ class ClusterMasterRestartTest {
     Map<Integer, Long> shardsPerMaster = new LinkedHashMap<>();
     IntStream.range(0, ports.size()).forEach(i -> shardsPerMaster.put(i, 0L));
     for (int shard = 0; shard < timers.shards(); shard++) {
-      int port = cluster.portOfSlot(cluster.keySlot(timers.timersKey(shard)));
+      int port =
+          cluster.portOfSlot(
+              cluster.keySlot(
+                  timers.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT)));
       shardsPerMaster.merge(ports.indexOf(port), 1L, Long::sum);
     }
     return shardsPerMaster.entrySet().stream()
@@ -155,7 +160,7 @@ class ClusterMasterRestartTest {
       String[] cells = row.split("\\|");
       deadlines.put(cells[0], Long.parseLong(cells[1]));
     }
-    stack.app().timers().scheduleAll(deadlines);
+    stack.app().timers().scheduleAll(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, deadlines);
     return deadlines.size();
   }
 
@@ -165,6 +170,7 @@ class ClusterMasterRestartTest {
 
   /** Every order closed and every timer acked (a lost ack returns after the 2 s claim lease). */
   private static boolean drained(TestStack stack) {
-    return ClusterFixture.unpaid(stack) == 0 && stack.app().timers().size() == 0;
+    return ClusterFixture.unpaid(stack) == 0
+        && stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT) == 0;
   }
 }

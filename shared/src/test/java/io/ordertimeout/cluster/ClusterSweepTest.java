@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;
@@ -54,9 +56,13 @@ class ClusterSweepTest {
           stack.place("placed-" + i, "u" + i, 1, null, new OrderItem("hot", 2)).order().orderId());
     }
     CloseResult cancelled =
-        stack.app().closer().close(placed.subList(0, 50), CloseReason.USER_CANCEL);
+        stack
+            .app()
+            .closer()
+            .close(TenantIds.DEFAULT, placed.subList(0, 50), CloseReason.USER_CANCEL);
     assertThat(cancelled.closed()).hasSize(50);
-    assertThat(placed.subList(0, 50)).allMatch(id -> stack.app().timers().deadlineOf(id).isEmpty());
+    assertThat(placed.subList(0, 50))
+        .allMatch(id -> stack.app().timers().deadlineOf(TenantIds.DEFAULT, id).isEmpty());
     stack.bulkPlace("hot-", HOT, Duration.ofMillis(500), i -> new OrderItem("hot", 1 + i % 3));
     stack.bulkPlace("mix-", MIX, Duration.ofMillis(800), i -> new OrderItem("sku-" + i % 20, 1));
 
@@ -85,7 +91,7 @@ class ClusterSweepTest {
         .isZero();
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock WHERE sku_id = 'hot'"))
         .containsExactly((3L * HOT + 1_000) + "|0|0|");
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
   }
 
   @Test
@@ -109,11 +115,14 @@ class ClusterSweepTest {
     int claimed = 0;
     for (int shard = 0; shard < timers.shards(); shard++) {
       // the "dead" sweeper: claims, then never closes nor acks
-      claimed += timers.claimDue(shard, now, 2_000, 1_000).size();
+      claimed += timers.claimDue(TenantIds.DEFAULT, shard, now, 2_000, 1_000).size();
     }
     assertThat(claimed).isEqualTo(300);
     for (int shard = 0; shard < timers.shards(); shard++) {
-      assertThat(timers.claimDue(shard, stack.app().time().nowMillis(), 2_000, 1_000)).isEmpty();
+      assertThat(
+              timers.claimDue(
+                  TenantIds.DEFAULT, shard, stack.app().time().nowMillis(), 2_000, 1_000))
+          .isEmpty();
     }
 
     SweepStats stats = ClusterFixture.sweepUntilDrained(stack, Duration.ofSeconds(30));

@@ -2,7 +2,9 @@ package io.ordertimeout.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.testing.TestStack;
@@ -38,7 +40,8 @@ class ClusterTimerShardsTest {
     Set<Integer> masters = new HashSet<>();
 
     for (int shard = 0; shard < timers.shards(); shard++) {
-      long slot = cluster.keySlot(timers.timersKey(shard));
+      long slot =
+          cluster.keySlot(timers.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT));
       assertThat(cluster.keySlot(timers.leaseKey(shard)))
           .as("shard %d's lease shares its timers' hash tag", shard)
           .isEqualTo(slot);
@@ -48,7 +51,7 @@ class ClusterTimerShardsTest {
 
     assertThat(slots).hasSize(8);
     assertThat(masters).hasSizeGreaterThan(1);
-    assertThat(timers.size()).isEqualTo(400);
+    assertThat(timers.size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isEqualTo(400);
     List<String> state = stack.redisState();
     // the 8 timer sets and the record of their count (TimerIndex.requireShardCountUnchanged)
     assertThat(state).as("KEYS through the cluster connection reaches every master").hasSize(9);

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.compensation.CompensationReport.Finding;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.Map;
@@ -108,7 +110,7 @@ class CompensationChecksTest {
       stack.seedSku("sku-a", 100);
       var ids =
           stack.bulkPlace("budget", 5, Duration.ofMinutes(10), i -> new OrderItem("sku-a", 1));
-      stack.app().timers().remove(ids);
+      stack.app().timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, ids);
       CompensationSettings tight =
           new CompensationSettings(
               Duration.ofSeconds(60),
@@ -125,7 +127,8 @@ class CompensationChecksTest {
 
       assertThat(report.count("rescheduled")).isEqualTo(2);
       assertThat(report.exhausted()).contains("unpaid", "orders_audited");
-      assertThat(stack.app().timers().size()).isEqualTo(2);
+      assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT))
+          .isEqualTo(2);
       stack.assertInvariants();
     }
   }

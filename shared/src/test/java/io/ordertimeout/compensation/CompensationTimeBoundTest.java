@@ -2,7 +2,9 @@ package io.ordertimeout.compensation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.List;
@@ -63,7 +65,7 @@ class CompensationTimeBoundTest {
     stack.seedSku("sku-a", 1_000);
     List<String> overdue =
         stack.bulkPlace("late", 30, Duration.ofMinutes(-2), i -> new OrderItem("sku-a", 2));
-    stack.app().timers().remove(overdue);
+    stack.app().timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, overdue);
     long margin = stack.app().compensationMargin().toMillis();
     assertThat(margin).isEqualTo(19_000);
     // Time enough for two checks (the overdue category's start and its first page), then the
@@ -104,7 +106,7 @@ class CompensationTimeBoundTest {
     stack.seedSku("sku-a", 100_000);
     List<String> overdue =
         stack.bulkPlace("late", 3_000, Duration.ofMinutes(-2), i -> new OrderItem("sku-a", 1));
-    stack.app().timers().remove(overdue);
+    stack.app().timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, overdue);
     long margin = stack.app().compensationMargin().toMillis();
     // 150 ms of work: 300 pages of 10 closes take far longer than that
     long deadline = System.currentTimeMillis() + margin + 150;

@@ -6,7 +6,9 @@ import io.ordertimeout.compensation.CompensationReport.Finding;
 import io.ordertimeout.consume.ConsumerStats;
 import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
@@ -71,9 +73,9 @@ class CompensatorTest {
             10_000,
             Duration.ofSeconds(20),
             i -> new OrderItem("sku-" + i % 10, 1 + i % 2));
-    long deadline = stack.app().timers().deadlineOf(ids.get(0)).orElseThrow();
+    long deadline = stack.app().timers().deadlineOf(TenantIds.DEFAULT, ids.get(0)).orElseThrow();
     flushThisTestsKeys();
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
 
     CompensationReport report = compensate();
 
@@ -83,8 +85,10 @@ class CompensatorTest {
     assertThat(report.count("orders_audited")).isEqualTo(10_000);
     assertThat(report.flags()).isEmpty();
     assertThat(report.failures()).isEmpty();
-    assertThat(stack.app().timers().size()).isEqualTo(10_000);
-    assertThat(stack.app().timers().deadlineOf(ids.get(9_999))).hasValue(deadline);
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT))
+        .isEqualTo(10_000);
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, ids.get(9_999)))
+        .hasValue(deadline);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'"))
         .isEqualTo(10_000);
 
@@ -93,7 +97,7 @@ class CompensatorTest {
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"))
         .isEqualTo(10_000);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at < expire_at")).isZero();
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
     stack.assertInvariants();
   }
 
@@ -107,7 +111,7 @@ class CompensatorTest {
         stack.bulkPlace("just", 20, Duration.ofSeconds(-5), i -> new OrderItem("sku-a", 2));
     List<String> all = new ArrayList<>(overdue);
     all.addAll(justDue);
-    stack.app().timers().remove(all);
+    stack.app().timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, all);
 
     CompensationReport report = compensate();
 
@@ -119,7 +123,8 @@ class CompensatorTest {
                 "SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"
                     + " AND close_reason = 'TIMEOUT' AND order_id LIKE 'late%'"))
         .isEqualTo(500);
-    assertThat(stack.app().timers().size()).isEqualTo(20);
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT))
+        .isEqualTo(20);
     assertThat(report.flags()).isEmpty();
     sweepUntilNoneUnpaid(Duration.ofSeconds(2));
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'")).isZero();
@@ -137,7 +142,10 @@ class CompensatorTest {
     stack.place("drift-ccc1", "u1", 600, null, new OrderItem("sku-c", 4));
     stack.update(
         "UPDATE orders SET expire_at = TIMESTAMPADD(SECOND, -1, NOW(3)) WHERE order_id LIKE 'drift-%1' AND order_id <> 'drift-ccc1'");
-    stack.app().closer().close(List.of("drift-aaa1", "drift-bbb1"), CloseReason.TIMEOUT);
+    stack
+        .app()
+        .closer()
+        .close(TenantIds.DEFAULT, List.of("drift-aaa1", "drift-bbb1"), CloseReason.TIMEOUT);
     // A: the close's ledger row and stock move were lost (certain: reserved is exactly 2 too high)
     stack.update("DELETE FROM stock_movements WHERE order_id = 'drift-aaa1' AND kind = 'RELEASE'");
     stack.update(
@@ -186,7 +194,7 @@ class CompensatorTest {
 
     // an operator fixes what compensation would not guess at; then every invariant holds
     stack.update(
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('drift-bbb1', 'sku-b', 'RELEASE', 3)");
+        "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'drift-bbb1', 'sku-b', 'RELEASE', 3)");
     stack.update("UPDATE stock SET available = available - 7 WHERE sku_id = 'sku-c'");
     assertThat(compensate().flags()).isEmpty();
     stack.assertInvariants();
@@ -202,7 +210,7 @@ class CompensatorTest {
     stack.seedSku("sku-a", 100);
     stack.place("poison-001", "u1", 600, null, new OrderItem("sku-a", 1));
     stack.place("closed-001", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().closer().close(List.of("closed-001"), CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, List.of("closed-001"), CloseReason.USER_CANCEL);
     for (String id : List.of("poison-001", "closed-001")) {
       stack.update(
           "INSERT INTO dead_letters (stream_key, entry_id, event_type, order_id, payload, deliveries, errors)"
@@ -217,7 +225,7 @@ class CompensatorTest {
 
     assertThat(report.count("dead_letters_resolved")).isEqualTo(1);
     assertThat(report.count("poison_orders_parked")).isEqualTo(1);
-    assertThat(stack.app().timers().deadlineOf("poison-001").orElseThrow())
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "poison-001").orElseThrow())
         .isGreaterThanOrEqualTo(before + Duration.ofMinutes(5).toMillis());
     assertThat(
             stack.dump(
@@ -235,12 +243,26 @@ class CompensatorTest {
     stack.seedSku("sku-a", 100);
     stack.place("stale-0001", "u1", 600, null, new OrderItem("sku-a", 1));
     stack.place("stale-0002", "u1", 1, null, new OrderItem("sku-a", 1));
-    stack.app().closer().close(List.of("stale-0001"), CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, List.of("stale-0001"), CloseReason.USER_CANCEL);
     stack.update(
         "UPDATE orders SET expire_at = TIMESTAMPADD(SECOND, -1, NOW(3)) WHERE order_id = 'stale-0002'");
     var redis = stack.app().redis().sync();
-    stack.app().timers().schedule("stale-0001", 1L); // a timer left behind by a lost ack
-    stack.app().timers().schedule("ghost-0001", 1L); // a timer of an order MySQL never had
+    stack
+        .app()
+        .timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            "stale-0001",
+            1L); // a timer left behind by a lost ack
+    stack
+        .app()
+        .timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            "ghost-0001",
+            1L); // a timer of an order MySQL never had
     redis.set(stack.app().timers().leaseKey(1), "dead-holder"); // a lease without TTL
     stack.app().stream().ensureGroup();
     // the state changes' events reach the stream through the outbox relay
@@ -249,7 +271,9 @@ class CompensatorTest {
         .app()
         .events()
         .closeDue(
-            List.of("stale-0002"), io.ordertimeout.stream.OrderEvents.HandOffCause.OVER_BUDGET);
+            TenantIds.DEFAULT,
+            List.of("stale-0002"),
+            io.ordertimeout.stream.OrderEvents.HandOffCause.OVER_BUDGET);
     redis.xreadgroup(
         io.lettuce.core.Consumer.from("closers", "c9"),
         io.lettuce.core.XReadArgs.StreamOffset.lastConsumed(stack.app().stream().key()));
@@ -267,7 +291,7 @@ class CompensatorTest {
     assertThat(redis.xpending(stack.app().stream().key(), "closers").getCount()).isZero();
     assertThat(stack.dump("SELECT order_id, status FROM orders ORDER BY order_id"))
         .containsExactly("stale-0001|CLOSED|", "stale-0002|CLOSED|");
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
     stack.assertInvariants();
   }
 
@@ -280,7 +304,13 @@ class CompensatorTest {
     List<String> ids =
         stack.bulkPlace(
             "race", 3_000, Duration.ofSeconds(2), i -> new OrderItem("sku-" + i % 5, 1));
-    stack.app().timers().remove(ids.subList(0, 1_500)); // half lost their timers
+    stack
+        .app()
+        .timers()
+        .remove(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            ids.subList(0, 1_500)); // half lost their timers
     stack.bulkPlace("old", 300, Duration.ofMinutes(-3), i -> new OrderItem("sku-" + i % 5, 2));
     AtomicBoolean done = new AtomicBoolean();
     long until = System.currentTimeMillis() + 15_000;

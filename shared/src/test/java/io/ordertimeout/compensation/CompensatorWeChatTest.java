@@ -3,6 +3,7 @@ package io.ordertimeout.compensation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
@@ -39,8 +40,8 @@ class CompensatorWeChatTest {
     stack.seedCoupon("cp-1", "u1");
     stack.place("lost-00001", "u1", 600, "cp-1", new OrderItem("sku-a", 2));
     stack.place("open-00001", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("lost-00001", OPEN_ID, null);
-    stack.app().prepays().prepay("open-00001", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "lost-00001", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "open-00001", OPEN_ID, null);
     String transactionId = wechat.pay("lost-00001").transactionId(); // no webhook: lost
 
     CompensationReport report =
@@ -56,7 +57,7 @@ class CompensatorWeChatTest {
     assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("USED|");
     assertThat(stack.dump("SELECT sku_id, available, reserved, sold FROM stock"))
         .containsExactly("sku-a|7|1|2|");
-    assertThat(stack.app().timers().deadlineOf("lost-00001")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "lost-00001")).isEmpty();
     assertThat(report.flags()).isEmpty();
     stack.assertInvariants();
   }
@@ -66,7 +67,7 @@ class CompensatorWeChatTest {
     stack = TestStack.withWeChat("comp-pac", wechat);
     stack.seedSku("sku-a", 10);
     stack.place("pac-000001", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("pac-000001", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "pac-000001", OPEN_ID, null);
     wechat.pay("pac-000001"); // paid at WeChat, notification lost
     // closed here by a path that did not ask WeChat (e.g. before the prepay marker existed)
     stack.update(
@@ -74,7 +75,10 @@ class CompensatorWeChatTest {
     stack
         .app()
         .closer()
-        .close(java.util.List.of("pac-000001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
+        .close(
+            TenantIds.DEFAULT,
+            java.util.List.of("pac-000001"),
+            io.ordertimeout.domain.CloseReason.USER_CANCEL);
     stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE order_id = 'pac-000001'");
 
     CompensationReport report = stack.app().newCompensator(CompensationSettings.defaults()).run();
@@ -93,13 +97,16 @@ class CompensatorWeChatTest {
     stack = TestStack.withWeChat("comp-refund", wechat);
     stack.seedSku("sku-a", 10);
     stack.place("refund-001", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("refund-001", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "refund-001", OPEN_ID, null);
     String transactionId = wechat.pay("refund-001").transactionId();
     stack.update("UPDATE orders SET prepaid_at = NULL, prepay_id = NULL");
     stack
         .app()
         .closer()
-        .close(java.util.List.of("refund-001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
+        .close(
+            TenantIds.DEFAULT,
+            java.util.List.of("refund-001"),
+            io.ordertimeout.domain.CloseReason.USER_CANCEL);
     // recorded while WeChat was unreachable: the refund never reached it
     stack.update(
         "INSERT INTO paid_after_close (order_id, tenant_id, transaction_id, amount_fen, detected_by,"

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.ordertimeout.config.DeadlineSettings;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.lifecycle.OrderLifecycle;
 import io.ordertimeout.lifecycle.Transition;
 import io.ordertimeout.payment.PaidTrade;
@@ -76,16 +77,19 @@ class DeadlineCompensationTest {
 
   private void shipped(String orderId) {
     placeAndPay(orderId);
-    stack.app().transitions().applyRoute(Transition.SHIP, orderId, SHIPMENT);
+    stack.app().transitions().applyRoute(Transition.SHIP, TenantIds.DEFAULT, orderId, SHIPMENT);
   }
 
   private void received(String orderId) {
     shipped(orderId);
-    stack.app().transitions().applyRoute(Transition.CONFIRM_RECEIPT, orderId, Map.of());
+    stack
+        .app()
+        .transitions()
+        .applyRoute(Transition.CONFIRM_RECEIPT, TenantIds.DEFAULT, orderId, Map.of());
   }
 
   private OrderLifecycle order(String orderId) {
-    return stack.sql(c -> OrderLifecycle.find(c, orderId)).orElseThrow();
+    return stack.sql(c -> OrderLifecycle.find(c, TenantIds.DEFAULT, orderId)).orElseThrow();
   }
 
   private void moveDue(String column, String orderId, String interval) {
@@ -103,7 +107,7 @@ class DeadlineCompensationTest {
     var redis = stack.app().redis().sync();
     for (DeadlineKind kind : DeadlineKind.values()) {
       for (int shard = 0; shard < timers().shards(); shard++) {
-        String key = timers().timersKey(shard, kind);
+        String key = timers().timersKey(TenantIds.DEFAULT, shard, kind);
         redis.zrangeWithScores(key, 0, -1).forEach(v -> state.add(key + " " + v));
       }
     }
@@ -129,16 +133,25 @@ class DeadlineCompensationTest {
     shipped("ord_r_late");
     placeAndPay("ord_r_paid");
     // missing timers: Redis lost them after the commit
-    timers().remove(DeadlineKind.AUTO_RECEIPT, List.of("ord_r_missing", "ord_r_grace"));
+    timers()
+        .remove(
+            TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of("ord_r_missing", "ord_r_grace"));
     // due 10 s ago, within the 60 s grace: the sweep's to apply, so only its timer is re-added
     moveDue("receive_due_at", "ord_r_grace", "10 SECOND");
     // overdue past the grace, one without a timer, one whose timer still holds the old due time
     moveDue("receive_due_at", "ord_r_overdue", "2 MINUTE");
-    timers().remove(DeadlineKind.AUTO_RECEIPT, List.of("ord_r_overdue"));
+    timers().remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of("ord_r_overdue"));
     moveDue("receive_due_at", "ord_r_late", "3 MINUTE");
     // stale: a PAID order (not shipped) and an order that does not exist
-    timers().schedule(DeadlineKind.AUTO_RECEIPT, "ord_r_paid", System.currentTimeMillis());
-    timers().schedule(DeadlineKind.AUTO_RECEIPT, "ord_r_ghost", System.currentTimeMillis());
+    timers()
+        .schedule(
+            TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord_r_paid", System.currentTimeMillis());
+    timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.AUTO_RECEIPT,
+            "ord_r_ghost",
+            System.currentTimeMillis());
 
     CompensationReport report = compensate();
 
@@ -146,9 +159,9 @@ class DeadlineCompensationTest {
     assertThat(report.count("receipt_applied")).isEqualTo(2);
     assertThat(report.count("receipt_rescheduled")).isEqualTo(2);
     assertThat(report.count("receipt_stale_timers_removed")).isEqualTo(2);
-    assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord_r_missing"))
+    assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord_r_missing"))
         .hasValue(order("ord_r_missing").receiveDueAt().toEpochMilli());
-    assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord_r_grace"))
+    assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord_r_grace"))
         .hasValue(order("ord_r_grace").receiveDueAt().toEpochMilli());
     assertThat(
             stack.dump(
@@ -161,16 +174,20 @@ class DeadlineCompensationTest {
             "ord_r_overdue|RECEIVED|AUTO|1|1|",
             "ord_r_paid|PAID|null|null|0|");
     for (String id : List.of("ord_r_overdue", "ord_r_late")) {
-      assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, id)).as(id).isEmpty();
+      assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, id))
+          .as(id)
+          .isEmpty();
       // the transition's own mechanism started the completion deadline
-      assertThat(timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, id))
+      assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, id))
           .as(id)
           .hasValue(order(id).completeDueAt().toEpochMilli());
     }
     assertThat(stack.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'received'"))
         .isEqualTo(2);
     for (String id : List.of("ord_r_paid", "ord_r_ghost")) {
-      assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, id)).as(id).isEmpty();
+      assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, id))
+          .as(id)
+          .isEmpty();
     }
     secondPassChangesNothing("receipt");
     stack.assertInvariants();
@@ -183,14 +200,31 @@ class DeadlineCompensationTest {
     received("ord_c_overdue");
     received("ord_c_aftersale");
     shipped("ord_c_shipped");
-    timers().remove(DeadlineKind.AUTO_COMPLETE, List.of("ord_c_missing", "ord_c_overdue"));
+    timers()
+        .remove(
+            TenantIds.DEFAULT,
+            DeadlineKind.AUTO_COMPLETE,
+            List.of("ord_c_missing", "ord_c_overdue"));
     moveDue("complete_due_at", "ord_c_overdue", "2 MINUTE");
     // an open after-sale request suspends the deadline: even past due it must not complete, and
     // a completion timer left over (a Redis write that failed after the opening) is stale
-    stack.app().transitions().applyRoute(Transition.OPEN_AFTER_SALE, "ord_c_aftersale", Map.of());
+    stack
+        .app()
+        .transitions()
+        .applyRoute(Transition.OPEN_AFTER_SALE, TenantIds.DEFAULT, "ord_c_aftersale", Map.of());
     moveDue("complete_due_at", "ord_c_aftersale", "2 MINUTE");
-    timers().schedule(DeadlineKind.AUTO_COMPLETE, "ord_c_aftersale", System.currentTimeMillis());
-    timers().schedule(DeadlineKind.AUTO_COMPLETE, "ord_c_shipped", System.currentTimeMillis());
+    timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.AUTO_COMPLETE,
+            "ord_c_aftersale",
+            System.currentTimeMillis());
+    timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.AUTO_COMPLETE,
+            "ord_c_shipped",
+            System.currentTimeMillis());
 
     CompensationReport report = compensate();
 
@@ -207,13 +241,15 @@ class DeadlineCompensationTest {
             "ord_c_missing|RECEIVED|null|",
             "ord_c_overdue|COMPLETED|1|",
             "ord_c_shipped|SHIPPED|null|");
-    assertThat(timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, "ord_c_missing"))
+    assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, "ord_c_missing"))
         .hasValue(order("ord_c_missing").completeDueAt().toEpochMilli());
     for (String id : List.of("ord_c_overdue", "ord_c_aftersale", "ord_c_shipped")) {
-      assertThat(timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, id)).as(id).isEmpty();
+      assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, id))
+          .as(id)
+          .isEmpty();
     }
     // the shipped order keeps its own receipt timer
-    assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord_c_shipped"))
+    assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord_c_shipped"))
         .hasValue(order("ord_c_shipped").receiveDueAt().toEpochMilli());
     secondPassChangesNothing("complete");
     stack.assertInvariants();
@@ -229,12 +265,18 @@ class DeadlineCompensationTest {
     }
     stack.place("ord_k1", "u1", 600, "cp-held-past", new OrderItem("a", 1));
     stack.place("ord_k2", "u1", 600, "cp-held-later", new OrderItem("a", 1));
-    long heldLater = timers().deadlineOf(DeadlineKind.COUPON_EXPIRY, "cp-held-later").orElseThrow();
-    timers().remove(DeadlineKind.COUPON_EXPIRY, List.of("cp-missing", "cp-expired"));
+    long heldLater =
+        timers()
+            .deadlineOf(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, "cp-held-later")
+            .orElseThrow();
+    timers()
+        .remove(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, List.of("cp-missing", "cp-expired"));
     stack.update(
         "UPDATE coupons SET valid_until = NOW(3) - INTERVAL 2 MINUTE"
             + " WHERE coupon_id IN ('cp-expired', 'cp-held-past')");
-    timers().schedule(DeadlineKind.COUPON_EXPIRY, "cp-ghost", System.currentTimeMillis());
+    timers()
+        .schedule(
+            TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, "cp-ghost", System.currentTimeMillis());
 
     CompensationReport report = compensate();
 
@@ -252,13 +294,20 @@ class DeadlineCompensationTest {
             "cp-held-later|LOCKED|ord_k2|null|",
             "cp-held-past|LOCKED|ord_k1|null|",
             "cp-missing|AVAILABLE|null|null|");
-    assertThat(timers().deadlineOf(DeadlineKind.COUPON_EXPIRY, "cp-missing"))
-        .hasValue(coupons.find("cp-missing").orElseThrow().validUntil().toEpochMilli());
+    assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, "cp-missing"))
+        .hasValue(
+            coupons
+                .find(TenantIds.DEFAULT, "cp-missing")
+                .orElseThrow()
+                .validUntil()
+                .toEpochMilli());
     // a LOCKED coupon before its validity keeps its timer: its order may close and return it
-    assertThat(timers().deadlineOf(DeadlineKind.COUPON_EXPIRY, "cp-held-later"))
+    assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, "cp-held-later"))
         .hasValue(heldLater);
     for (String id : List.of("cp-expired", "cp-held-past", "cp-ghost")) {
-      assertThat(timers().deadlineOf(DeadlineKind.COUPON_EXPIRY, id)).as(id).isEmpty();
+      assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, id))
+          .as(id)
+          .isEmpty();
     }
     // the orders holding coupons are untouched: UNPAID with their payment timers
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'")).isEqualTo(2);
@@ -276,7 +325,7 @@ class DeadlineCompensationTest {
       ids.add(id);
     }
     stack.update("UPDATE orders SET receive_due_at = NOW(3) - INTERVAL 2 MINUTE");
-    timers().remove(DeadlineKind.AUTO_RECEIPT, ids);
+    timers().remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, ids);
     long margin = stack.app().compensationMargin().toMillis();
     assertThat(margin).isEqualTo(19_000);
     // time enough until the first page of receipts is applied, then less than the margin is left
@@ -309,7 +358,9 @@ class DeadlineCompensationTest {
             stack.dump("SELECT order_id FROM orders WHERE status = 'RECEIVED' ORDER BY order_id"))
         .containsExactlyElementsOf(ids.subList(0, 10).stream().map(id -> id + "|").toList());
     for (String id : ids.subList(10, 25)) {
-      assertThat(timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, id)).as(id).isEmpty();
+      assertThat(timers().deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, id))
+          .as(id)
+          .isEmpty();
     }
 
     CompensationReport next = stack.app().newCompensator(pagesOf10).run(() -> margin + 60_000);
@@ -317,8 +368,8 @@ class DeadlineCompensationTest {
     assertThat(next.skipped()).isEmpty();
     assertThat(next.count("receipt_applied")).isEqualTo(15);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'RECEIVED'")).isEqualTo(25);
-    assertThat(timers().size(DeadlineKind.AUTO_RECEIPT)).isZero();
-    assertThat(timers().size(DeadlineKind.AUTO_COMPLETE)).isEqualTo(25);
+    assertThat(timers().size(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT)).isZero();
+    assertThat(timers().size(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE)).isEqualTo(25);
     stack.assertInvariants();
   }
 }

@@ -6,6 +6,7 @@ import io.ordertimeout.compensation.CompensationReport.Finding;
 import io.ordertimeout.compensation.LedgerAudit.Missing;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.testing.TestStack;
 import java.time.Instant;
@@ -28,7 +29,7 @@ class ReleaseRepairTest {
     tx = new Tx(stack.app().dataSource());
     stack.seedSku("sku-a", 100);
     stack.place("rr-0001", "u1", 600, null, new OrderItem("sku-a", 2));
-    stack.app().closer().close(List.of("rr-0001"), CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, List.of("rr-0001"), CloseReason.USER_CANCEL);
     // The close's RELEASE row and stock move were lost: reserved is exactly 2 too high.
     stack.update("DELETE FROM stock_movements WHERE order_id = 'rr-0001' AND kind = 'RELEASE'");
     stack.update(
@@ -43,7 +44,12 @@ class ReleaseRepairTest {
   private CompensationReport repair() {
     Tally tally = new Tally(10, 10);
     new ReleaseRepair(tx)
-        .repair(tally, "sku-a", List.of(new Missing("rr-0001", "sku-a", 2)), new Flags(tx));
+        .repair(
+            tally,
+            TenantIds.DEFAULT,
+            "sku-a",
+            List.of(new Missing(TenantIds.DEFAULT, "rr-0001", "sku-a", 2)),
+            new Flags(tx));
     return tally.report(Instant.now(), 0);
   }
 

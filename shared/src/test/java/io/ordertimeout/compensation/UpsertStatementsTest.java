@@ -2,6 +2,7 @@ package io.ordertimeout.compensation;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.stream.DeadLetters.DeadLetter;
 import io.ordertimeout.testing.TestStack;
@@ -39,9 +40,11 @@ class UpsertStatementsTest {
     stack = TestStack.create("upsert-flag");
     Flags flags = new Flags(new Tx(stack.app().dataSource()));
 
-    flags.raise(new Tally(1, 0), "STOCK_DRIFT", "sku-up", Map.of("totalMinusSum", -7));
+    flags.raise(
+        new Tally(1, 0), "STOCK_DRIFT", TenantIds.DEFAULT, "sku-up", Map.of("totalMinusSum", -7));
     stack.update("UPDATE compensation_flags SET resolved_at = NOW(3)");
-    flags.raise(new Tally(1, 0), "STOCK_DRIFT", "sku-up", Map.of("totalMinusSum", -9));
+    flags.raise(
+        new Tally(1, 0), "STOCK_DRIFT", TenantIds.DEFAULT, "sku-up", Map.of("totalMinusSum", -9));
 
     assertThat(
             stack.dump(
@@ -56,9 +59,17 @@ class UpsertStatementsTest {
     var deadLetters = stack.app().deadLetters();
 
     deadLetters.store(
-        new DeadLetter("1-1", "close_due", "o-up", Map.of("v", "first"), 5, List.of("e1")));
+        new DeadLetter(
+            "1-1", "close_due", TenantIds.DEFAULT, "o-up", Map.of("v", "first"), 5, List.of("e1")));
     deadLetters.store(
-        new DeadLetter("1-1", "close_due", "o-up", Map.of("v", "second"), 6, List.of("e1", "e2")));
+        new DeadLetter(
+            "1-1",
+            "close_due",
+            TenantIds.DEFAULT,
+            "o-up",
+            Map.of("v", "second"),
+            6,
+            List.of("e1", "e2")));
 
     assertThat(
             stack.dump("SELECT entry_id, order_id, payload, deliveries, errors FROM dead_letters"))
@@ -77,7 +88,7 @@ class UpsertStatementsTest {
     Flags flags = new Flags(new Tx(stack.app().dataSource()));
     String huge = "\"订单\"".repeat(12_000); // 48,000 chars, ~96 KB as a literal
 
-    flags.raise(new Tally(1, 0), "STOCK_DRIFT", "sku-big", Map.of("dump", huge));
+    flags.raise(new Tally(1, 0), "STOCK_DRIFT", TenantIds.DEFAULT, "sku-big", Map.of("dump", huge));
     stack
         .app()
         .deadLetters()
@@ -85,6 +96,7 @@ class UpsertStatementsTest {
             new DeadLetter(
                 "9-9",
                 "close_due",
+                TenantIds.DEFAULT,
                 "o-big",
                 Map.of("e", huge),
                 12,

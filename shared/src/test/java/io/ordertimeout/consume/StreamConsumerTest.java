@@ -10,7 +10,9 @@ import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.stream.OrderEvent;
@@ -103,7 +105,7 @@ class StreamConsumerTest {
             .filter(e -> e.type() == EventType.CANCEL_REQUESTED)
             .map(OrderEvent::orderId)
             .toList();
-    CloseResult first = stack.app().closer().close(ids, CloseReason.USER_CANCEL);
+    CloseResult first = stack.app().closer().close(TenantIds.DEFAULT, ids, CloseReason.USER_CANCEL);
     assertThat(first.closed()).hasSize(1);
     assertThat(pending()).isEqualTo(read.size());
 
@@ -155,11 +157,11 @@ class StreamConsumerTest {
     stack.place("good-000002", "u2", 900, null, new OrderItem("sku-1", 1));
     // A corrupt order: its item names a SKU without a stock row, so releasing it always fails.
     stack.update(
-        "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
-            + " expire_at) VALUES ('bad-0000001', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
+        "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash, created_at,"
+            + " expire_at) VALUES ('default', 'bad-0000001', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
             + " NOW(3))");
     stack.update(
-        "INSERT INTO order_items (order_id, sku_id, quantity) VALUES ('bad-0000001', 'ghost', 1)");
+        "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', 'bad-0000001', 'ghost', 1)");
     for (String id : List.of("good-000001", "bad-0000001", "good-000002")) {
       stack.app().events().cancelRequested(id, "default", "u");
     }
@@ -191,19 +193,26 @@ class StreamConsumerTest {
     stack.seedSku("sku-1", 10);
     stack.place("due-0000001", "u1", 1, null, new OrderItem("sku-1", 1));
     stack.update(
-        "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
-            + " expire_at) VALUES ('bad-0000002', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
+        "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash, created_at,"
+            + " expire_at) VALUES ('default', 'bad-0000002', 'u3', 'UNPAID', 100, REPEAT('0', 64), NOW(3),"
             + " NOW(3))");
     stack.update(
-        "INSERT INTO order_items (order_id, sku_id, quantity) VALUES ('bad-0000002', 'ghost', 1)");
-    stack.app().timers().schedule("bad-0000002", stack.app().time().nowMillis());
+        "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', 'bad-0000002', 'ghost', 1)");
+    stack
+        .app()
+        .timers()
+        .schedule(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            "bad-0000002",
+            stack.app().time().nowMillis());
     expireNow(stack, "due-0000001");
 
     long until = System.currentTimeMillis() + 1_000;
     var swept = stack.app().newSweeper().run(() -> until - System.currentTimeMillis());
 
     assertThat(swept.handedOff()).isGreaterThanOrEqualTo(1);
-    assertThat(stack.app().timers().deadlineOf("bad-0000002")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "bad-0000002")).isPresent();
     ConsumerStats stats =
         consumeUntil(stack, () -> stack.count("SELECT COUNT(*) FROM dead_letters") > 0);
     assertThat(status("due-0000001")).isEqualTo("CLOSED|TIMEOUT|");

@@ -8,6 +8,7 @@ import io.lettuce.core.Limit;
 import io.lettuce.core.Range;
 import io.lettuce.core.models.stream.PendingMessage;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.TradeState;
@@ -123,7 +124,11 @@ class StreamConsumerWeChatTest {
     placePrepaid("wxfail-due01", null);
     expireNow(stack, "wxfail-due01");
     String cancel = stack.app().events().cancelRequested("wxfail-cancel", "default", "u1");
-    stack.app().events().closeDue(List.of("wxfail-due01"), OrderEvents.HandOffCause.CLOSE_FAILED);
+    stack
+        .app()
+        .events()
+        .closeDue(
+            TenantIds.DEFAULT, List.of("wxfail-due01"), OrderEvents.HandOffCause.CLOSE_FAILED);
     String closeDue = newestEntry();
     // The cancel's WeChat close answers 500 SYSTEM_ERROR, the close_due's hangs past the timeout.
     wechat.injectFault(Endpoint.CLOSE, Fault.SYSTEM_ERROR, 1);

@@ -2,7 +2,9 @@ package io.ordertimeout.consume;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.stream.OrderEvent;
 import io.ordertimeout.stream.OrderEvents;
@@ -171,8 +173,14 @@ class StreamLoadTest {
               8_000,
               Duration.ZERO,
               i -> new OrderItem(i % 2 == 0 ? "hot" : "sku-" + i % 20, 1));
-      stack.app().timers().remove(ids); // consumers only: no sweep competes
-      stack.app().events().closeDue(ids, OrderEvents.HandOffCause.OVER_BUDGET);
+      stack
+          .app()
+          .timers()
+          .remove(
+              TenantIds.DEFAULT,
+              DeadlineKind.PAYMENT_TIMEOUT,
+              ids); // consumers only: no sweep competes
+      stack.app().events().closeDue(TenantIds.DEFAULT, ids, OrderEvents.HandOffCause.OVER_BUDGET);
       AtomicBoolean done = new AtomicBoolean();
       long deadline = System.currentTimeMillis() + 120_000;
 

@@ -8,6 +8,7 @@ import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.testing.Await;
@@ -86,12 +87,17 @@ class LifecycleTest {
     stack("life-auto", Duration.ofSeconds(1), Duration.ofSeconds(1), Duration.ofSeconds(1));
     placeAndPay("ord_life1");
 
-    Transitions.Outcome shipped = transitions().applyRoute(Transition.SHIP, "ord_life1", SHIPMENT);
+    Transitions.Outcome shipped =
+        transitions().applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_life1", SHIPMENT);
 
     assertThat(shipped.changed()).isTrue();
     assertThat(shipped.order().status()).isEqualTo(OrderStatus.SHIPPED);
     assertThat(shipped.order().trackingNo()).isEqualTo("SF123");
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord_life1"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord_life1"))
         .hasValue(shipped.order().receiveDueAt().toEpochMilli());
 
     sweepUntil("ord_life1", OrderStatus.COMPLETED);
@@ -106,7 +112,9 @@ class LifecycleTest {
         .containsExactly("created|", "paid|", "shipped|", "received|", "completed|");
     // every timer of the order is gone: nothing left to fire
     for (DeadlineKind kind : DeadlineKind.values()) {
-      assertThat(stack.app().timers().deadlineOf(kind, "ord_life1")).as(kind.label()).isEmpty();
+      assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, kind, "ord_life1"))
+          .as(kind.label())
+          .isEmpty();
     }
     stack.assertInvariants();
   }
@@ -117,8 +125,9 @@ class LifecycleTest {
     placeAndPay("ord_life2");
     stack.place("ord_life3", "u1", 600, null, new OrderItem("a", 1));
 
-    transitions().applyRoute(Transition.SHIP, "ord_life2", SHIPMENT);
-    Transitions.Outcome again = transitions().applyRoute(Transition.SHIP, "ord_life2", SHIPMENT);
+    transitions().applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_life2", SHIPMENT);
+    Transitions.Outcome again =
+        transitions().applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_life2", SHIPMENT);
 
     assertThat(again.changed()).isFalse();
     assertThat(stack.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'shipped'"))
@@ -128,15 +137,21 @@ class LifecycleTest {
                 transitions()
                     .applyRoute(
                         Transition.SHIP,
+                        TenantIds.DEFAULT,
                         "ord_life2",
                         Map.of(
                             Transition.Param.CARRIER, "YTO", Transition.Param.TRACKING_NO, "Y9")))
         .isInstanceOf(IllegalTransition.class)
         .hasMessageContaining("is SHIPPED");
-    assertThatThrownBy(() -> transitions().applyRoute(Transition.SHIP, "ord_life3", SHIPMENT))
+    assertThatThrownBy(
+            () ->
+                transitions().applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_life3", SHIPMENT))
         .isInstanceOfSatisfying(
             IllegalTransition.class, e -> assertThat(e.current()).isEqualTo(OrderStatus.UNPAID));
-    assertThatThrownBy(() -> transitions().applyRoute(Transition.SHIP, "ord_nothere", SHIPMENT))
+    assertThatThrownBy(
+            () ->
+                transitions()
+                    .applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_nothere", SHIPMENT))
         .isInstanceOfSatisfying(
             OrderRejected.class, e -> assertThat(e.code()).isEqualTo(OrderRejected.Code.NOT_FOUND));
     // the refused requests changed nothing
@@ -149,16 +164,27 @@ class LifecycleTest {
     stack("life-extend", Duration.ofDays(10), Duration.ofDays(3), Duration.ofDays(7));
     placeAndPay("ord_life4");
     Instant due =
-        transitions().applyRoute(Transition.SHIP, "ord_life4", SHIPMENT).order().receiveDueAt();
+        transitions()
+            .applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_life4", SHIPMENT)
+            .order()
+            .receiveDueAt();
 
     Transitions.Outcome extended =
-        transitions().applyRoute(Transition.EXTEND_RECEIPT, "ord_life4", Map.of());
+        transitions()
+            .applyRoute(Transition.EXTEND_RECEIPT, TenantIds.DEFAULT, "ord_life4", Map.of());
 
     assertThat(extended.order().receiveDueAt()).isEqualTo(due.plus(Duration.ofDays(3)));
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord_life4"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord_life4"))
         .hasValue(due.plus(Duration.ofDays(3)).toEpochMilli());
     assertThatThrownBy(
-            () -> transitions().applyRoute(Transition.EXTEND_RECEIPT, "ord_life4", Map.of()))
+            () ->
+                transitions()
+                    .applyRoute(
+                        Transition.EXTEND_RECEIPT, TenantIds.DEFAULT, "ord_life4", Map.of()))
         .isInstanceOfSatisfying(
             OrderRejected.class,
             e -> assertThat(e.code()).isEqualTo(OrderRejected.Code.RECEIPT_ALREADY_EXTENDED));
@@ -172,19 +198,26 @@ class LifecycleTest {
   void anOpenAfterSaleSuspendsCompletionForExactlyTheTimeItWasOpen() throws Exception {
     stack("life-aftersale", Duration.ofDays(10), Duration.ofDays(3), Duration.ofSeconds(2));
     placeAndPay("ord_life5");
-    transitions().applyRoute(Transition.SHIP, "ord_life5", SHIPMENT);
-    transitions().applyRoute(Transition.CONFIRM_RECEIPT, "ord_life5", Map.of());
-    transitions().applyRoute(Transition.OPEN_AFTER_SALE, "ord_life5", Map.of());
+    transitions().applyRoute(Transition.SHIP, TenantIds.DEFAULT, "ord_life5", SHIPMENT);
+    transitions().applyRoute(Transition.CONFIRM_RECEIPT, TenantIds.DEFAULT, "ord_life5", Map.of());
+    transitions().applyRoute(Transition.OPEN_AFTER_SALE, TenantIds.DEFAULT, "ord_life5", Map.of());
 
     // while the request is open there is no completion timer, and a due one would not apply
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, "ord_life5")).isEmpty();
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, "ord_life5"))
+        .isEmpty();
     stack.update("UPDATE orders SET after_sale_opened_at = NOW(3) - INTERVAL 5 SECOND");
-    Transitions.Batch none = transitions().applyDue(Transition.COMPLETE, List.of("ord_life5"));
+    Transitions.Batch none =
+        transitions().applyDue(Transition.COMPLETE, TenantIds.DEFAULT, List.of("ord_life5"));
     assertThat(none.applied()).isEmpty();
     assertThat(none.other()).containsEntry("ord_life5", OrderStatus.AFTER_SALE);
 
     Transitions.Outcome resolved =
-        transitions().applyRoute(Transition.RESOLVE_AFTER_SALE, "ord_life5", Map.of());
+        transitions()
+            .applyRoute(Transition.RESOLVE_AFTER_SALE, TenantIds.DEFAULT, "ord_life5", Map.of());
 
     assertThat(resolved.order().status()).isEqualTo(OrderStatus.RECEIVED);
     // received + 2 s window + ~5 s open (the UPDATE above moved the opening 5 s back)
@@ -193,10 +226,15 @@ class LifecycleTest {
                 "SELECT TIMESTAMPDIFF(SECOND, received_at, complete_due_at) BETWEEN 6 AND 8,"
                     + " after_sale_opened_at IS NULL, after_sales FROM orders"))
         .containsExactly("1|1|1|");
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, "ord_life5"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, "ord_life5"))
         .hasValue(resolved.order().completeDueAt().toEpochMilli());
     // not due yet: the deadline batch leaves it and puts its timer back at the due time
-    Transitions.Batch early = transitions().applyDue(Transition.COMPLETE, List.of("ord_life5"));
+    Transitions.Batch early =
+        transitions().applyDue(Transition.COMPLETE, TenantIds.DEFAULT, List.of("ord_life5"));
     assertThat(early.applied()).isEmpty();
     assertThat(early.notDue()).containsKey("ord_life5");
   }
@@ -223,7 +261,7 @@ class LifecycleTest {
                   && stack
                       .app()
                       .timers()
-                      .deadlineOf(DeadlineKind.COUPON_EXPIRY, "cp-held")
+                      .deadlineOf(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, "cp-held")
                       .isEmpty());
     } finally {
       sweeper.terminate();
@@ -239,7 +277,11 @@ class LifecycleTest {
             e -> assertThat(e.code()).isEqualTo(OrderRejected.Code.COUPON_NOT_AVAILABLE));
 
     // the order holding the expired coupon closes: the coupon expires, it is not made AVAILABLE
-    stack.app().closer().close(List.of("ord_life6"), io.ordertimeout.domain.CloseReason.OPERATOR);
+    stack
+        .app()
+        .closer()
+        .close(
+            TenantIds.DEFAULT, List.of("ord_life6"), io.ordertimeout.domain.CloseReason.OPERATOR);
 
     assertThat(
             stack.dump(
@@ -252,7 +294,7 @@ class LifecycleTest {
                     "cp-later",
                     "default",
                     "u1",
-                    coupons.find("cp-later").orElseThrow().validUntil())
+                    coupons.find(TenantIds.DEFAULT, "cp-later").orElseThrow().validUntil())
                 .created())
         .isFalse();
     assertThatThrownBy(() -> coupons.issue("cp-later", "default", "u2", soon))

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.TestStack;
 import java.util.Map;
@@ -53,7 +54,7 @@ class TransitionsRefusalTest {
                 stack
                     .app()
                     .transitions()
-                    .applyRoute(Transition.EXTEND_RECEIPT, "ord_ref1", Map.of()))
+                    .applyRoute(Transition.EXTEND_RECEIPT, TenantIds.DEFAULT, "ord_ref1", Map.of()))
         .isInstanceOfSatisfying(
             IllegalTransition.class,
             e ->
@@ -71,11 +72,15 @@ class TransitionsRefusalTest {
     Transitions t = stack.app().transitions();
     t.applyRoute(
         Transition.SHIP,
+        TenantIds.DEFAULT,
         "ord_ref2",
         Map.of(Transition.Param.CARRIER, "SF", Transition.Param.TRACKING_NO, "SF1"));
-    t.applyRoute(Transition.CONFIRM_RECEIPT, "ord_ref2", Map.of());
+    t.applyRoute(Transition.CONFIRM_RECEIPT, TenantIds.DEFAULT, "ord_ref2", Map.of());
 
-    assertThatThrownBy(() -> t.applyRoute(Transition.RESOLVE_AFTER_SALE, "ord_ref2", Map.of()))
+    assertThatThrownBy(
+            () ->
+                t.applyRoute(
+                    Transition.RESOLVE_AFTER_SALE, TenantIds.DEFAULT, "ord_ref2", Map.of()))
         .isInstanceOf(IllegalTransition.class);
   }
 }

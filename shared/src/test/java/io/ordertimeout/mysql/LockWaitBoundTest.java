@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.TestStack;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -52,7 +53,10 @@ class LockWaitBoundTest {
                             stack
                                 .app()
                                 .closer()
-                                .close(List.of("ord-lw-1"), CloseReason.USER_CANCEL)));
+                                .close(
+                                    TenantIds.DEFAULT,
+                                    List.of("ord-lw-1"),
+                                    CloseReason.USER_CANCEL)));
         long elapsedMillis = (System.nanoTime() - started) / 1_000_000;
 
         // Assert: MySQL's lock-wait error after Tx's retries, well inside a 10 s function (a

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.ordertimeout.domain.Order;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
@@ -39,7 +40,7 @@ class OrderStoreTest {
     stack.seedSku("a", 10);
     Order placed = stack.place("ord_tz1", "u1", 600, null, new OrderItem("a", 1)).order();
 
-    Order read = stack.app().orders().find("ord_tz1").orElseThrow();
+    Order read = stack.app().orders().find(TenantIds.DEFAULT, "ord_tz1").orElseThrow();
     Instant dbNow = stack.sql(DbTime::now);
     // By the database's own clock, in SQL: the deadline is 600 s after placing, less the few
     // seconds this test has run since (8 h early would be -28,200 s).
@@ -58,7 +59,7 @@ class OrderStoreTest {
     assertThat(read.createdAt()).isEqualTo(placed.createdAt());
     assertThat(Duration.between(dbNow, read.expireAt()))
         .isBetween(Duration.ofSeconds(570), Duration.ofSeconds(600));
-    assertThat(stack.app().timers().deadlineOf("ord_tz1"))
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "ord_tz1"))
         .hasValue(placed.expireAt().toEpochMilli());
   }
 
@@ -78,14 +79,15 @@ class OrderStoreTest {
     long millis = placed.expireAt().toEpochMilli();
 
     assertThat(millis % 1000).isNotZero();
-    assertThat(stack.app().orders().find(id).orElseThrow().expireAt()).isEqualTo(placed.expireAt());
+    assertThat(stack.app().orders().find(TenantIds.DEFAULT, id).orElseThrow().expireAt())
+        .isEqualTo(placed.expireAt());
     assertThat(
             stack.count(
                 "SELECT CAST(DATE_FORMAT(expire_at, '%f') AS UNSIGNED) FROM orders"
                     + " WHERE order_id = ?",
                 id))
         .isEqualTo(millis % 1000 * 1000);
-    assertThat(stack.app().timers().deadlineOf(id)).hasValue(millis);
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, id)).hasValue(millis);
   }
 
   /** A time the application binds (WeChat's success_time here) keeps its zone and milliseconds. */
@@ -105,7 +107,8 @@ class OrderStoreTest {
 
     assertThat(stack.dump("SELECT DATE_FORMAT(paid_at, '%Y-%m-%d %H:%i:%s.%f') FROM orders"))
         .containsExactly("2026-01-02 03:04:05.114000|");
-    assertThat(stack.app().orders().find("ord_paidms").orElseThrow().paidAt()).isEqualTo(success);
+    assertThat(stack.app().orders().find(TenantIds.DEFAULT, "ord_paidms").orElseThrow().paidAt())
+        .isEqualTo(success);
     assertThat(
             stack.count("SELECT COUNT(*) FROM orders WHERE paid_at = ?", "2026-01-02 03:04:05.114"))
         .isEqualTo(1);
@@ -118,7 +121,7 @@ class OrderStoreTest {
     stack.seedCoupon("cpn-1", "u1");
     stack.place("ord_store1", "u1", 600, "cpn-1", new OrderItem("b", 1), new OrderItem("a", 3));
 
-    Order order = stack.app().orders().find("ord_store1").orElseThrow();
+    Order order = stack.app().orders().find(TenantIds.DEFAULT, "ord_store1").orElseThrow();
 
     assertThat(order.orderId()).isEqualTo("ord_store1");
     assertThat(order.tenantId()).isEqualTo("default");
@@ -142,11 +145,14 @@ class OrderStoreTest {
     List<String> ids =
         stack.bulkPlace("batch-", 3, Duration.ofMinutes(5), i -> new OrderItem("a", i + 1));
 
-    assertThat(stack.app().orders().find("ord_missing")).isEmpty();
-    List<Order> none = stack.sql(c -> OrderStore.findAll(c, List.of()));
+    assertThat(stack.app().orders().find(TenantIds.DEFAULT, "ord_missing")).isEmpty();
+    List<Order> none = stack.sql(c -> OrderStore.findAll(c, TenantIds.DEFAULT, List.of()));
     assertThat(none).isEmpty();
     List<Order> found =
-        stack.sql(c -> OrderStore.findAll(c, List.of(ids.get(0), "ord_missing", ids.get(2))));
+        stack.sql(
+            c ->
+                OrderStore.findAll(
+                    c, TenantIds.DEFAULT, List.of(ids.get(0), "ord_missing", ids.get(2))));
 
     assertThat(found)
         .extracting(Order::orderId, o -> o.items().get(0).quantity())

@@ -7,6 +7,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.testing.TestStack;
@@ -83,7 +84,7 @@ class PasswordRotationTest {
               c ->
                   c.createStatement()
                       .executeUpdate(
-                          "INSERT INTO stock (sku_id, available, total) VALUES ('sku-r', 1000, 1000)"));
+                          "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'sku-r', 1000, 1000)"));
       List<Throwable> errors = new CopyOnWriteArrayList<>();
       AtomicInteger done = new AtomicInteger();
       // each order is placed; every second one is cancelled (closed) right after
@@ -104,7 +105,7 @@ class PasswordRotationTest {
                                 100,
                                 600));
                     if (i % 2 == 1) {
-                      app.closer().close(List.of(id), CloseReason.USER_CANCEL);
+                      app.closer().close(TenantIds.DEFAULT, List.of(id), CloseReason.USER_CANCEL);
                     }
                   } catch (RuntimeException e) {
                     errors.add(e);

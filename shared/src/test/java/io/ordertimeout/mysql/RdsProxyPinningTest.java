@@ -8,6 +8,7 @@ import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.config.Waits;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
@@ -127,7 +128,7 @@ class RdsProxyPinningTest {
                 try (Statement s = c.createStatement()) {
                   for (int k = 0; k < 4; k++) {
                     s.executeUpdate(
-                        "INSERT INTO stock (sku_id, available, total) VALUES ('"
+                        "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', '"
                             + sku(k)
                             + "', 10000, 10000)");
                   }
@@ -148,7 +149,7 @@ class RdsProxyPinningTest {
       asRoot("TRUNCATE TABLE mysql.general_log");
       asRoot("SET GLOBAL general_log = 1");
 
-      CloseResult result = app.closer().close(ids, CloseReason.TIMEOUT);
+      CloseResult result = app.closer().close(TenantIds.DEFAULT, ids, CloseReason.TIMEOUT);
       // and a compensation pass, whose ledger audit reads the 500 orders' rows by id
       CompensationReport audit = app.newCompensator(CompensationSettings.defaults()).run();
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.TestStack;
 import java.util.ArrayList;
@@ -64,9 +65,9 @@ class EventBridgeRelayTest {
           .payments()
           .apply(
               new PaidTrade("default", ids.get(i), "tx-" + i, 100, null, PaidTrade.Source.NOTIFY));
-      stack.app().cancels().request(ids.get(19 - i));
+      stack.app().cancels().request(TenantIds.DEFAULT, ids.get(19 - i));
     }
-    stack.app().closer().close(ids.subList(13, 20), CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, ids.subList(13, 20), CloseReason.USER_CANCEL);
     return ids;
   }
 

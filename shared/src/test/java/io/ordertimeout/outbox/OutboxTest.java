@@ -8,6 +8,7 @@ import io.lettuce.core.Range;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.util.Json;
@@ -93,10 +94,10 @@ class OutboxTest {
     stack.place("ob-paid-001", "u1", 900, null, new OrderItem("sku-1", 1));
     stack.place("ob-cancel-1", "u2", 900, null, new OrderItem("sku-1", 1));
     pay("ob-paid-001");
-    assertThat(stack.app().cancels().request("ob-cancel-1").accepted()).isTrue();
+    assertThat(stack.app().cancels().request(TenantIds.DEFAULT, "ob-cancel-1").accepted()).isTrue();
     // a repeated cancel is accepted again but records nothing more
-    assertThat(stack.app().cancels().request("ob-cancel-1").accepted()).isTrue();
-    stack.app().closer().close(List.of("ob-cancel-1"), CloseReason.USER_CANCEL);
+    assertThat(stack.app().cancels().request(TenantIds.DEFAULT, "ob-cancel-1").accepted()).isTrue();
+    stack.app().closer().close(TenantIds.DEFAULT, List.of("ob-cancel-1"), CloseReason.USER_CANCEL);
 
     assertThat(outbox())
         .containsExactly(
@@ -122,7 +123,13 @@ class OutboxTest {
 
   private String expireAt(String orderId) {
     return Long.toString(
-        stack.app().orders().find(orderId).orElseThrow().expireAt().toEpochMilli());
+        stack
+            .app()
+            .orders()
+            .find(TenantIds.DEFAULT, orderId)
+            .orElseThrow()
+            .expireAt()
+            .toEpochMilli());
   }
 
   private String lag(String orderId) {
@@ -141,9 +148,9 @@ class OutboxTest {
         .isInstanceOf(OrderRejected.class);
     stack.place("ob-paid-002", "u1", 900, null, new OrderItem("sku-1", 1));
     pay("ob-paid-002");
-    assertThatThrownBy(() -> stack.app().cancels().request("ob-paid-002"))
+    assertThatThrownBy(() -> stack.app().cancels().request(TenantIds.DEFAULT, "ob-paid-002"))
         .isInstanceOf(OrderRejected.class);
-    assertThatThrownBy(() -> stack.app().cancels().request("ob-unknown1"))
+    assertThatThrownBy(() -> stack.app().cancels().request(TenantIds.DEFAULT, "ob-unknown1"))
         .isInstanceOf(OrderRejected.class);
 
     assertThat(stack.dump("SELECT order_id, event_type FROM outbox ORDER BY seq"))
@@ -157,7 +164,7 @@ class OutboxTest {
       stack.place(String.format("ob-rel-%04d", i), "u1", 900, null, new OrderItem("sku-1", 1));
     }
     pay("ob-rel-0003");
-    stack.app().cancels().request("ob-rel-0004");
+    stack.app().cancels().request(TenantIds.DEFAULT, "ob-rel-0004");
     OutboxRelay relay = stack.app().newRelay(RelaySettings.defaults().withBatch(7), null);
 
     int moved = 0;
@@ -258,9 +265,9 @@ class OutboxTest {
       pay(ids.get(i));
     }
     for (int i = 1; i < 40; i += 2) {
-      stack.app().cancels().request(ids.get(i));
+      stack.app().cancels().request(TenantIds.DEFAULT, ids.get(i));
     }
-    stack.app().closer().close(ids, CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, ids, CloseReason.USER_CANCEL);
     // B takes over once A's lease ran out and delivers everything.
     OutboxRelay b = stack.app().newRelay(settings, null);
     await(() -> b.relayOnce() > 0);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.XReadArgs;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.stream.EventStream;
@@ -38,7 +39,10 @@ class RelayJobTest {
         CompletableFuture.supplyAsync(
             () -> job.run(() -> deadline - System.currentTimeMillis(), sleeper));
     OutboxTest.await(() -> stack.app().stream().length() == 1);
-    stack.app().cancels().request("job-000001"); // committed while the loop polls
+    stack
+        .app()
+        .cancels()
+        .request(TenantIds.DEFAULT, "job-000001"); // committed while the loop polls
     OutboxTest.await(() -> stack.app().stream().length() == 2);
     sleeper.terminate();
     RelayJob.Stats stats = run.get(30, TimeUnit.SECONDS);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.payment.NotificationService.Result;
 import io.ordertimeout.testing.TestStack;
@@ -27,7 +28,7 @@ class NotificationServiceTest extends WeChatStackFixture {
   /** A placed, prepaid order that the payer paid at WeChat; its notification not yet delivered. */
   private String paidAtWeChat(String orderId) {
     stack.place(orderId, "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
     wechat.pay(orderId);
     return orderId;
   }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.TradeSnapshot;
@@ -56,7 +57,7 @@ class PaymentServiceTest extends WeChatStackFixture {
    */
   private TradeSnapshot closedButPaidAtWeChat(String orderId) {
     stack.place(orderId, "u1", 600, null, new OrderItem("sku-a", 2));
-    stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
     TradeSnapshot paid = wechat.pay(orderId);
     closeWithoutWeChat(orderId);
     return paid;
@@ -67,7 +68,12 @@ class PaymentServiceTest extends WeChatStackFixture {
         "UPDATE orders SET prepaid_at = NULL, prepay_id = NULL,"
             + " expire_at = TIMESTAMPADD(MICROSECOND, -1000, NOW(3)) WHERE order_id = ?",
         orderId);
-    assertThat(stack.app().closer().close(List.of(orderId), CloseReason.TIMEOUT).closed())
+    assertThat(
+            stack
+                .app()
+                .closer()
+                .close(TenantIds.DEFAULT, List.of(orderId), CloseReason.TIMEOUT)
+                .closed())
         .hasSize(1);
   }
 
@@ -87,7 +93,7 @@ class PaymentServiceTest extends WeChatStackFixture {
 
     assertMismatch(trade("default", "ord-nope", "4200000001", 100), Kind.UNKNOWN_ORDER, "ord-nope");
     assertMismatch(
-        trade("shop-9", "ord-mm-01", "4200000001", 100), Kind.TENANT_MISMATCH, "ord-mm-01");
+        trade("shop-9", "ord-mm-01", "4200000001", 100), Kind.UNKNOWN_ORDER, "ord-mm-01");
     assertMismatch(
         trade("default", "ord-mm-01", "4200000001", 99), Kind.AMOUNT_MISMATCH, "ord-mm-01");
     assertThatThrownBy(() -> trade("default", "ord-mm-01", " ", 100))
@@ -95,15 +101,16 @@ class PaymentServiceTest extends WeChatStackFixture {
             PaymentMismatchException.class, e -> assertThat(e.kind()).isEqualTo(Kind.MALFORMED));
 
     assertThat(stack.databaseState()).isEqualTo(before);
-    assertThat(stack.app().timers().deadlineOf("ord-mm-01")).isPresent();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "ord-mm-01")).isPresent();
     assertThat(payments().alreadySettled(trade("default", "ord-nope", "4200000001", 100)))
         .isFalse();
   }
 
   /**
    * The webhook asks alreadySettled before the paid path: another tenant's merchant reporting the
-   * very trade that paid an order must get the paid path's TENANT_MISMATCH, not "already applied"
-   * (which the webhook would answer 204 for an order that tenant does not own).
+   * very trade that paid an order must get the paid path's UNKNOWN_ORDER (that tenant has no such
+   * order), not "already applied" (which the webhook would answer 204 for an order that tenant does
+   * not own).
    */
   @Test
   void aPaidOrderIsNotSettledForAnotherTenantsTrade() {
@@ -115,7 +122,7 @@ class PaymentServiceTest extends WeChatStackFixture {
 
     assertThat(payments().alreadySettled(paid)).isTrue();
     assertThat(payments().alreadySettled(sameTradeOtherTenant)).isFalse();
-    assertMismatch(sameTradeOtherTenant, Kind.TENANT_MISMATCH, "ord-ten-01");
+    assertMismatch(sameTradeOtherTenant, Kind.UNKNOWN_ORDER, "ord-ten-01");
     assertThat(stack.databaseState()).isEqualTo(after);
   }
 
@@ -148,7 +155,7 @@ class PaymentServiceTest extends WeChatStackFixture {
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock"))
         .containsExactly("97|0|3|");
     assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("USED|");
-    assertThat(stack.app().timers().deadlineOf("ord-dup-01")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "ord-dup-01")).isEmpty();
     assertThat(payments().alreadySettled(paid)).isTrue();
     assertThat(payments().alreadySettled(trade("default", "ord-dup-01", "4200000099", 100)))
         .isFalse();
@@ -174,7 +181,8 @@ class PaymentServiceTest extends WeChatStackFixture {
     assertThat(stack.dump("SELECT status FROM orders")).containsExactly("CLOSED|");
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock")).isEqualTo(stockBefore);
     assertThat(payments().alreadySettled(paid)).isTrue();
-    assertThat(payments().retryRefund("ord-pac-01")).isNull(); // settled: no second request
+    assertThat(payments().retryRefund(TenantIds.DEFAULT, "ord-pac-01"))
+        .isNull(); // settled: no second request
     assertThat(stack.app().metrics().counter("paid_after_close")).isEqualTo(1);
     assertThat(stack.app().metrics().counter("paid_after_close_refunds")).isEqualTo(1);
   }
@@ -194,7 +202,7 @@ class PaymentServiceTest extends WeChatStackFixture {
     assertThat(payments().alreadySettled(paid)).isFalse();
     assertThat(stack.app().metrics().counter("paid_after_close_refund_failures")).isEqualTo(1);
 
-    RefundResult retried = payments().retryRefund("ord-pac-02");
+    RefundResult retried = payments().retryRefund(TenantIds.DEFAULT, "ord-pac-02");
 
     assertThat(retried).isNotNull();
     assertThat(retried.refundId()).isNotBlank();
@@ -208,7 +216,7 @@ class PaymentServiceTest extends WeChatStackFixture {
   void aRefundWeChatRejectsIsLeftForAHuman() {
     // Prepaid but never paid at WeChat: a "paid" trade for it cannot be refunded there.
     stack.place("ord-pac-03", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().prepays().prepay("ord-pac-03", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "ord-pac-03", OPEN_ID, null);
     closeWithoutWeChat("ord-pac-03");
     PaidTrade paid =
         new PaidTrade("default", "ord-pac-03", "4200000333", 100, null, PaidTrade.Source.CLOSE);
@@ -228,7 +236,7 @@ class PaymentServiceTest extends WeChatStackFixture {
     try (TestStack plain = TestStack.create("pay-svc-nogw")) {
       plain.seedSku("sku-a", 10);
       plain.place("ord-pac-04", "u1", 600, null, new OrderItem("sku-a", 1));
-      plain.app().closer().close(List.of("ord-pac-04"), CloseReason.USER_CANCEL);
+      plain.app().closer().close(TenantIds.DEFAULT, List.of("ord-pac-04"), CloseReason.USER_CANCEL);
 
       PaymentOutcome outcome =
           plain.app().payments().apply(trade("default", "ord-pac-04", "4200000444", 100));
@@ -238,7 +246,7 @@ class PaymentServiceTest extends WeChatStackFixture {
               plain.dump("SELECT refund_status, refund_attempts, last_error FROM paid_after_close"))
           .containsExactly("PENDING|1|no payment gateway configured|");
       assertThat(plain.app().metrics().counter("paid_after_close_refund_failures")).isEqualTo(1);
-      assertThat(plain.app().payments().retryRefund("ord-unknown")).isNull();
+      assertThat(plain.app().payments().retryRefund(TenantIds.DEFAULT, "ord-unknown")).isNull();
       assertThatThrownBy(() -> plain.app().notifications())
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("OTC_WECHAT_");

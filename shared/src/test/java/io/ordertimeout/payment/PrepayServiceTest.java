@@ -9,6 +9,7 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.Order;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.http.ApiError;
@@ -36,7 +37,7 @@ class PrepayServiceTest extends WeChatStackFixture {
   }
 
   private MiniProgramPayment prepay(String orderId) {
-    return stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    return stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
   }
 
   private void assertApiError(Runnable call, int status, String code) {
@@ -53,8 +54,10 @@ class PrepayServiceTest extends WeChatStackFixture {
   void aPrepayStoresWeChatsPrepayIdAndARepeatAnswersTheSameOne() {
     stack.place("ord-pp-01", "u1", 600, "cp-1", new OrderItem("sku-a", 2));
 
-    MiniProgramPayment first = stack.app().prepays().prepay("ord-pp-01", OPEN_ID, "Green tea");
-    MiniProgramPayment again = stack.app().prepays().prepay("ord-pp-01", OPEN_ID, "Green tea");
+    MiniProgramPayment first =
+        stack.app().prepays().prepay(TenantIds.DEFAULT, "ord-pp-01", OPEN_ID, "Green tea");
+    MiniProgramPayment again =
+        stack.app().prepays().prepay(TenantIds.DEFAULT, "ord-pp-01", OPEN_ID, "Green tea");
 
     assertThat(again.prepayId()).isEqualTo(first.prepayId());
     assertThat(stack.dump("SELECT status, prepay_id, prepaid_at IS NOT NULL FROM orders"))
@@ -75,7 +78,7 @@ class PrepayServiceTest extends WeChatStackFixture {
     assertThat(view.get("timeStamp").asText()).isNotBlank();
     assertThat(view.get("nonceStr").asText()).isNotBlank();
 
-    Order order = stack.app().orders().find("ord-pp-01").orElseThrow();
+    Order order = stack.app().orders().find(TenantIds.DEFAULT, "ord-pp-01").orElseThrow();
     ObjectNode json = OrderViews.of(order);
     assertThat(json.get("status").asText()).isEqualTo("UNPAID");
     assertThat(json.get("tenantId").asText()).isEqualTo("default");
@@ -90,7 +93,10 @@ class PrepayServiceTest extends WeChatStackFixture {
   @Test
   void ordersThatCannotBePaidAreRefusedWithoutAWeChatCall() {
     stack.place("ord-pp-closed", "u1", 600, null, new OrderItem("sku-a", 1));
-    stack.app().closer().close(List.of("ord-pp-closed"), CloseReason.USER_CANCEL);
+    stack
+        .app()
+        .closer()
+        .close(TenantIds.DEFAULT, List.of("ord-pp-closed"), CloseReason.USER_CANCEL);
     stack.place("ord-pp-due", "u1", 600, null, new OrderItem("sku-a", 1));
     expireNow(stack, "ord-pp-due");
     List<String> before = stack.databaseState();
@@ -102,7 +108,8 @@ class PrepayServiceTest extends WeChatStackFixture {
 
     assertThat(stack.databaseState()).isEqualTo(before);
     assertThat(wechat.callCount(Endpoint.PREPAY)).isEqualTo(calls);
-    ObjectNode closed = OrderViews.of(stack.app().orders().find("ord-pp-closed").orElseThrow());
+    ObjectNode closed =
+        OrderViews.of(stack.app().orders().find(TenantIds.DEFAULT, "ord-pp-closed").orElseThrow());
     assertThat(closed.get("status").asText()).isEqualTo("CLOSED");
     assertThat(closed.get("closeReason").asText()).isEqualTo("USER_CANCEL");
     assertThat(closed.get("closedAt").isNull()).isFalse();
@@ -120,7 +127,8 @@ class PrepayServiceTest extends WeChatStackFixture {
 
     String prepayId = prepay("ord-pp-02").prepayId(); // the retry goes through
     assertApiError( // other parameters for the same out_trade_no
-        () -> stack.app().prepays().prepay("ord-pp-02", OPEN_ID, "Something else"),
+        () ->
+            stack.app().prepays().prepay(TenantIds.DEFAULT, "ord-pp-02", OPEN_ID, "Something else"),
         409,
         "PREPAY_REFUSED");
     wechat.pay("ord-pp-02"); // paid at WeChat, notification not here yet
@@ -154,7 +162,10 @@ class PrepayServiceTest extends WeChatStackFixture {
         new PrepayService(
             new io.ordertimeout.mysql.Tx(stack.app().dataSource()), gateway, stack.app().metrics());
 
-    assertApiError(() -> prepays.prepay("ord-pp-03", OPEN_ID, null), 502, "WECHAT_REJECTED");
+    assertApiError(
+        () -> prepays.prepay(TenantIds.DEFAULT, "ord-pp-03", OPEN_ID, null),
+        502,
+        "WECHAT_REJECTED");
     assertThat(stack.app().metrics().counter("prepay_wechat_rejected")).isEqualTo(1);
     assertThat(stack.dump("SELECT status, prepay_id FROM orders")).containsExactly("UNPAID|null|");
     assertThat(wechat.trade("ord-pp-03")).isEmpty();
@@ -168,7 +179,9 @@ class PrepayServiceTest extends WeChatStackFixture {
       List<String> before = plain.databaseState();
 
       assertApiError(
-          () -> plain.app().prepays().prepay("ord-pp-04", OPEN_ID, null), 503, "PAYMENTS_DISABLED");
+          () -> plain.app().prepays().prepay(TenantIds.DEFAULT, "ord-pp-04", OPEN_ID, null),
+          503,
+          "PAYMENTS_DISABLED");
 
       assertThat(plain.databaseState()).isEqualTo(before);
     }

@@ -8,6 +8,7 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.http.ApiError;
 import io.ordertimeout.outbox.OutboxRelay;
 import io.ordertimeout.outbox.RelaySettings;
@@ -124,17 +125,20 @@ class CancelAndPlaceOrderServiceTest {
         .apply(
             new PaidTrade(
                 "default", "ord-cx-paid", "4200000777", 100, null, PaidTrade.Source.NOTIFY));
-    stack.app().closer().close(List.of("ord-cx-closed"), CloseReason.USER_CANCEL);
+    stack
+        .app()
+        .closer()
+        .close(TenantIds.DEFAULT, List.of("ord-cx-closed"), CloseReason.USER_CANCEL);
     CancelOrderService cancels = stack.app().cancels();
     // Events reach the stream through the outbox relay: deliver the setup's first.
     OutboxRelay relay = stack.app().newRelay(RelaySettings.defaults(), null);
     relay.relayOnce();
     long events = stack.app().stream().length();
 
-    CancelOrderService.Outcome accepted = cancels.request("ord-cx-unpaid");
-    CancelOrderService.Outcome closed = cancels.request("ord-cx-closed");
-    assertRefused(() -> cancels.request("ord-cx-paid"), 409, "ORDER_PAID");
-    assertRefused(() -> cancels.request("ord-cx-none"), 404, "NOT_FOUND");
+    CancelOrderService.Outcome accepted = cancels.request(TenantIds.DEFAULT, "ord-cx-unpaid");
+    CancelOrderService.Outcome closed = cancels.request(TenantIds.DEFAULT, "ord-cx-closed");
+    assertRefused(() -> cancels.request(TenantIds.DEFAULT, "ord-cx-paid"), 409, "ORDER_PAID");
+    assertRefused(() -> cancels.request(TenantIds.DEFAULT, "ord-cx-none"), 404, "NOT_FOUND");
 
     assertThat(accepted.accepted()).isTrue();
     assertThat(accepted.order().status()).isEqualTo(OrderStatus.UNPAID);
@@ -155,11 +159,19 @@ class CancelAndPlaceOrderServiceTest {
 
     long backlog =
         TimerBacklog.record(
-            stack.app().metrics(), stack.app().redis().sync(), stack.app().timers(), now);
+            stack.app().metrics(),
+            stack.app().redis().sync(),
+            stack.app().timers(),
+            java.util.List.of(TenantIds.DEFAULT),
+            now);
 
     assertThat(backlog).isEqualTo(7);
     assertThat(
-            TimerBacklog.measure(stack.app().redis().sync(), stack.app().timers(), now + 3_600_000))
+            TimerBacklog.measure(
+                stack.app().redis().sync(),
+                stack.app().timers(),
+                java.util.List.of(TenantIds.DEFAULT),
+                now + 3_600_000))
         .isEqualTo(9);
     assertThat(stack.app().metrics().gauges()).containsValue(7L);
   }

@@ -3,7 +3,9 @@ package io.ordertimeout.redis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wiring.Components;
@@ -44,7 +46,7 @@ class TimerShardCountTest {
         .hasMessageContaining(prefix + ":timer-shards")
         // the resharding steps name every deadline kind's keys and report field: an operator
         // following them must not orphan the receipt, completion or coupon timers
-        .hasMessageContaining(prefix + ":{t*}:timers:* (every deadline kind)")
+        .hasMessageContaining(prefix + ":{t*}:timers* (every tenant and deadline kind)")
         .hasMessageContaining("receipt_rescheduled=0")
         .hasMessageContaining("complete_rescheduled=0")
         .hasMessageContaining("coupon_rescheduled=0");
@@ -61,7 +63,7 @@ class TimerShardCountTest {
           .isEqualTo(ids.size());
       assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
           .isEqualTo(ids.size());
-      assertThat(restarted.timers().size()).isZero();
+      assertThat(restarted.timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
     }
     stack.assertInvariants();
   }

@@ -13,7 +13,9 @@ import io.lettuce.core.protocol.CommandArgs;
 import io.lettuce.core.protocol.CommandType;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedRedisCluster;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.testing.Await;
@@ -333,7 +335,11 @@ class ClusterFailoverTest {
         .until(
             () -> {
               for (int shard : shards) {
-                stack.app().redis().sync().zcard(index.timersKey(shard));
+                stack
+                    .app()
+                    .redis()
+                    .sync()
+                    .zcard(index.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT));
               }
               return true;
             });
@@ -362,7 +368,10 @@ class ClusterFailoverTest {
       shards.put(i, new HashSet<>());
     }
     for (int shard = 0; shard < index.shards(); shard++) {
-      int port = cluster.portOfSlot(cluster.keySlot(index.timersKey(shard)));
+      int port =
+          cluster.portOfSlot(
+              cluster.keySlot(
+                  index.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT)));
       shards.get(ports.indexOf(port)).add(shard);
     }
     return shards;
@@ -386,7 +395,9 @@ class ClusterFailoverTest {
       RedisCommands<String, String> node, TimerIndex index, Set<Integer> shards) {
     Set<String> members = new HashSet<>();
     for (int shard : shards) {
-      members.addAll(node.zrange(index.timersKey(shard), 0, -1));
+      members.addAll(
+          node.zrange(
+              index.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT), 0, -1));
     }
     return members;
   }

@@ -7,6 +7,8 @@ import io.lettuce.core.Consumer;
 import io.lettuce.core.StreamMessage;
 import io.lettuce.core.XReadArgs;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
@@ -249,10 +251,13 @@ class FaultInjectionTest {
       long now = stack.app().time().nowMillis();
       int claimed = 0;
       for (int shard = 0; shard < timers.shards(); shard++) {
-        claimed += timers.claimDue(shard, now, 1_000, 1_000).size();
+        claimed += timers.claimDue(TenantIds.DEFAULT, shard, now, 1_000, 1_000).size();
       }
       // 2. a consumer reads close_due entries, then dies before doing anything
-      stack.app().events().closeDue(abandoned.subList(0, 4), HandOffCause.OVER_BUDGET);
+      stack
+          .app()
+          .events()
+          .closeDue(TenantIds.DEFAULT, abandoned.subList(0, 4), HandOffCause.OVER_BUDGET);
       List<StreamMessage<String, String>> readThenDied =
           redisCmd.xreadgroup(
               Consumer.from(EventStream.GROUP, "aborted-reader"),
@@ -261,13 +266,14 @@ class FaultInjectionTest {
       prepaid.forEach(id -> stack.app().gateway().close("default", id));
       // 4. after the commit, before the ack: closed in MySQL, timers back, stream entries unacked
       List<String> committed = abandoned.subList(4, 8);
-      stack.app().events().closeDue(committed, HandOffCause.CLOSE_FAILED);
+      stack.app().events().closeDue(TenantIds.DEFAULT, committed, HandOffCause.CLOSE_FAILED);
       List<StreamMessage<String, String>> committedUnacked =
           redisCmd.xreadgroup(
               Consumer.from(EventStream.GROUP, "aborted-closer"),
               XReadArgs.StreamOffset.lastConsumed(stream.key()));
-      stack.app().closer().close(committed, CloseReason.TIMEOUT);
-      committed.forEach(id -> timers.schedule(id, now));
+      stack.app().closer().close(TenantIds.DEFAULT, committed, CloseReason.TIMEOUT);
+      committed.forEach(
+          id -> timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, id, now));
 
       probe.faultEnds();
       Workers workers = new Workers(stack.app(), 2, 2, 2_000);

@@ -1,6 +1,8 @@
 package io.ordertimeout.reliability;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.DbTime;
@@ -171,8 +173,13 @@ final class FaultProbe implements AutoCloseable {
                   + "'");
       if (row.size() == 1
           && row.get(0).startsWith("UNPAID|1")
-          && redis.zscore(timers.timersKey(timers.shardOf(id)), id) == null) {
-        timers.schedule(id, stack.app().time().nowMillis());
+          && redis.zscore(
+                  timers.timersKey(
+                      TenantIds.DEFAULT, timers.shardOf(id), DeadlineKind.PAYMENT_TIMEOUT),
+                  id)
+              == null) {
+        timers.schedule(
+            TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, id, stack.app().time().nowMillis());
         canariesRescheduled.incrementAndGet();
         compensated.add(id);
       }

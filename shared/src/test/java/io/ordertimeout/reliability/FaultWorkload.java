@@ -1,6 +1,8 @@
 package io.ordertimeout.reliability;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.mysql.DbTime;
@@ -61,7 +63,7 @@ final class FaultWorkload {
       int deadline = role == Role.CANCEL || role == Role.PAY ? 120 : deadlineSeconds;
       stack.place(id, "u" + i, deadline, null, new OrderItem(SKU, 1 + i % 3));
       if (role == Role.PAY || role == Role.ABANDON_PREPAID) {
-        stack.app().prepays().prepay(id, OPEN_ID, null);
+        stack.app().prepays().prepay(TenantIds.DEFAULT, id, OPEN_ID, null);
       }
       roles.put(id, role);
     }
@@ -100,14 +102,14 @@ final class FaultWorkload {
 
   private void requestCancel(String id) {
     try {
-      stack.app().cancels().request(id);
+      stack.app().cancels().request(TenantIds.DEFAULT, id);
     } catch (RuntimeException redisOrDbDown) {
       // the API answers 503; the client retries (retryCancels)
     }
   }
 
   String statusOf(String id) {
-    return stack.app().orders().find(id).orElseThrow().status().name();
+    return stack.app().orders().find(TenantIds.DEFAULT, id).orElseThrow().status().name();
   }
 
   long unpaid() {
@@ -135,7 +137,7 @@ final class FaultWorkload {
               return out;
             });
     if (!deadlines.isEmpty()) {
-      stack.app().timers().scheduleAll(deadlines);
+      stack.app().timers().scheduleAll(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, deadlines);
     }
     return deadlines.size();
   }

@@ -8,6 +8,7 @@ import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderRejected;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.payment.PaymentService;
@@ -147,7 +148,7 @@ class LockOrderTest {
               .map(row -> row.substring(0, row.length() - 1))
               .toList();
       if (!left.isEmpty()) {
-        closer.close(left, CloseReason.USER_CANCEL);
+        closer.close(TenantIds.DEFAULT, left, CloseReason.USER_CANCEL);
       }
     }
 
@@ -209,7 +210,9 @@ class LockOrderTest {
           LockSupport.parkNanos(200_000);
           continue;
         }
-        bump("closed", closer.close(batch, CloseReason.USER_CANCEL).closed().size());
+        bump(
+            "closed",
+            closer.close(TenantIds.DEFAULT, batch, CloseReason.USER_CANCEL).closed().size());
       }
     }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.lettuce.core.Range;
 import io.ordertimeout.consume.StreamConsumer;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.outbox.OutboxRelay;
 import io.ordertimeout.outbox.RelaySettings;
 import io.ordertimeout.payment.PaidTrade;
@@ -105,7 +106,7 @@ class OutboxReliabilityTest {
   void aCancelRequestSurvivesFlushallAndStillClosesItsOrderAsUserCancel() throws Exception {
     stack("outbox-flushall");
     stack.place("flush-0001", "u1", 900, null, new OrderItem("sku-1", 2));
-    assertThat(stack.app().cancels().request("flush-0001").accepted()).isTrue();
+    assertThat(stack.app().cancels().request(TenantIds.DEFAULT, "flush-0001").accepted()).isTrue();
     OutboxRelay relay =
         stack
             .app()

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.payment.PaymentOutcome;
@@ -127,10 +128,16 @@ class RaceTortureTest {
       TestStack stack, List<String> ids, Random rnd, Map<String, AtomicLong> outcomes) {
     String id = ids.get(rnd.nextInt(ids.size()));
     if (rnd.nextBoolean()) {
-      stack.app().cancels().request(id);
+      stack.app().cancels().request(TenantIds.DEFAULT, id);
       bump(outcomes, "cancel requested");
     } else {
-      int closed = stack.app().closer().close(List.of(id), CloseReason.USER_CANCEL).closed().size();
+      int closed =
+          stack
+              .app()
+              .closer()
+              .close(TenantIds.DEFAULT, List.of(id), CloseReason.USER_CANCEL)
+              .closed()
+              .size();
       bump(outcomes, "cancel closed " + closed);
     }
   }
@@ -142,7 +149,8 @@ class RaceTortureTest {
     for (int i = 0; i < 50; i++) {
       batch.add(ids.get(rnd.nextInt(ids.size())));
     }
-    int closed = stack.app().closer().close(batch, CloseReason.TIMEOUT).closed().size();
+    int closed =
+        stack.app().closer().close(TenantIds.DEFAULT, batch, CloseReason.TIMEOUT).closed().size();
     bump(outcomes, "direct closes", closed);
   }
 

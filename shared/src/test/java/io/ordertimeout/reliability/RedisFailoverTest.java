@@ -8,6 +8,8 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
@@ -227,7 +229,9 @@ class RedisFailoverTest {
     TimerIndex index = stack.app().timers();
     Set<String> members = new HashSet<>();
     for (int shard = 0; shard < index.shards(); shard++) {
-      members.addAll(redis.zrange(index.timersKey(shard), 0, -1));
+      members.addAll(
+          redis.zrange(
+              index.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT), 0, -1));
     }
     return members;
   }

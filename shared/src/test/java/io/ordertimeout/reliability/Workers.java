@@ -1,6 +1,7 @@
 package io.ordertimeout.reliability;
 
 import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.TimerBacklog;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wiring.Components;
@@ -88,7 +89,12 @@ final class Workers implements AutoCloseable {
       unregister(sweepers, sweeper);
     }
     // as SweepJob (the handler's job) does after each run: the backlog alarm reads this gauge
-    TimerBacklog.record(app.metrics(), app.redis().sync(), app.timers(), app.time().nowMillis());
+    TimerBacklog.record(
+        app.metrics(),
+        app.redis().sync(),
+        app.timers(),
+        java.util.List.of(TenantIds.DEFAULT),
+        app.time().nowMillis());
     backlogReports.incrementAndGet();
   }
 

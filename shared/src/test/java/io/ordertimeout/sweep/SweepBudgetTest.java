@@ -2,7 +2,9 @@ package io.ordertimeout.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
@@ -55,7 +57,7 @@ class SweepBudgetTest {
     stack.seedSku("sku-a", 10);
     List<String> ids =
         stack.bulkPlace("budget-", 5, Duration.ofSeconds(-1), i -> new OrderItem("sku-a", 1));
-    long deadline = stack.app().timers().deadlineOf(ids.get(0)).getAsLong();
+    long deadline = stack.app().timers().deadlineOf(TenantIds.DEFAULT, ids.get(0)).getAsLong();
 
     // Act: 2.5 s left, less than the step alone
     SweepStats refused = stack.app().newSweeper().run(invocationOf(2_500));
@@ -63,7 +65,7 @@ class SweepBudgetTest {
     // Assert: nothing claimed (the timer keeps its deadline, no lease), nothing closed
     assertThat(refused.passes()).isZero();
     assertThat(refused.claimed()).isZero();
-    assertThat(stack.app().timers().deadlineOf(ids.get(0))).hasValue(deadline);
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, ids.get(0))).hasValue(deadline);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'UNPAID'")).isEqualTo(5);
 
     // Act: 5 s left covers the step and a batch: the same sweep closes them
@@ -71,6 +73,6 @@ class SweepBudgetTest {
 
     assertThat(swept.closed()).isEqualTo(5);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(5);
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
   }
 }

@@ -2,7 +2,9 @@ package io.ordertimeout.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
@@ -76,7 +78,7 @@ class TimeoutSweeperTest {
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at < expire_at")).isZero();
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock WHERE sku_id = 'hot'"))
         .containsExactly("20000|0|0|");
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
   }
 
   @Test
@@ -98,11 +100,14 @@ class TimeoutSweeperTest {
     int claimed = 0;
     for (int shard = 0; shard < timers.shards(); shard++) {
       // the "dead" sweeper: claims, then never closes nor acks
-      claimed += timers.claimDue(shard, now, 2_000, 1_000).size();
+      claimed += timers.claimDue(TenantIds.DEFAULT, shard, now, 2_000, 1_000).size();
     }
     assertThat(claimed).isEqualTo(300);
     for (int shard = 0; shard < timers.shards(); shard++) {
-      assertThat(timers.claimDue(shard, stack.app().time().nowMillis(), 2_000, 1_000)).isEmpty();
+      assertThat(
+              timers.claimDue(
+                  TenantIds.DEFAULT, shard, stack.app().time().nowMillis(), 2_000, 1_000))
+          .isEmpty();
     }
 
     SweepStats stats = sweepUntilDrained(stack, Duration.ofSeconds(30));

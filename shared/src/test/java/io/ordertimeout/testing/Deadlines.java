@@ -1,5 +1,7 @@
 package io.ordertimeout.testing;
 
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.TimerIndex;
 
 /** Makes orders due now instead of waiting for their deadline. */
@@ -28,7 +30,8 @@ public final class Deadlines {
         .redis()
         .sync()
         .zadd(
-            timers.timersKey(timers.shardOf(orderId)),
+            timers.timersKey(
+                TenantIds.DEFAULT, timers.shardOf(orderId), DeadlineKind.PAYMENT_TIMEOUT),
             io.lettuce.core.ZAddArgs.Builder.xx(),
             pastMillis,
             orderId);

@@ -1,8 +1,10 @@
 package io.ordertimeout.testing;
 
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
@@ -217,11 +219,17 @@ public final class TestStack implements AutoCloseable {
 
   public void seedSku(String skuId, long quantity) {
     update(
-        "INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)", skuId, quantity, quantity);
+        "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)",
+        skuId,
+        quantity,
+        quantity);
   }
 
   public void seedCoupon(String couponId, String owner) {
-    update("INSERT INTO coupons (coupon_id, owner_user_id) VALUES (?, ?)", couponId, owner);
+    update(
+        "INSERT INTO coupons (tenant_id, coupon_id, owner_user_id) VALUES ('default', ?, ?)",
+        couponId,
+        owner);
   }
 
   /** Places an order through the real use case. */
@@ -247,7 +255,11 @@ public final class TestStack implements AutoCloseable {
       orders.put(
           idPrefix + String.format("%08d", i), new BulkSeeder.Line(line.skuId(), line.quantity()));
     }
-    app.timers().scheduleAll(BulkSeeder.seedUnpaid(app.dataSource(), orders, expireIn));
+    app.timers()
+        .scheduleAll(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            BulkSeeder.seedUnpaid(app.dataSource(), orders, expireIn));
     return new ArrayList<>(orders.keySet());
   }
 

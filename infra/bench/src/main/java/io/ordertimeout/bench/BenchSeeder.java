@@ -46,7 +46,7 @@ final class BenchSeeder {
     orders.forEach(o -> demand.merge(o.skuId(), (long) o.quantity(), Long::sum));
     try (PreparedStatement ps =
         c.prepareStatement(
-            "INSERT INTO stock (sku_id, available, reserved, total) VALUES (?, ?, ?, ?)")) {
+            "INSERT INTO stock (tenant_id, sku_id, available, reserved, total) VALUES ('default', ?, ?, ?, ?)")) {
       for (Map.Entry<String, Long> e : demand.entrySet()) {
         ps.setString(1, e.getKey());
         ps.setLong(2, 10);
@@ -61,20 +61,20 @@ final class BenchSeeder {
   private static void insertChunk(Connection c, List<Scenario.Order> chunk) throws SQLException {
     try (PreparedStatement o =
             c.prepareStatement(
-                "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash,"
-                    + " created_at, expire_at) VALUES (?, 'bench-user', 'UNPAID', 100,"
+                "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash,"
+                    + " created_at, expire_at) VALUES ('default', ?, 'bench-user', 'UNPAID', 100,"
                     + " REPEAT('0', 64), ?, ?)");
         PreparedStatement it =
             c.prepareStatement(
-                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?, ?, ?)");
+                "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', ?, ?, ?)");
         PreparedStatement led =
             c.prepareStatement(
-                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
-                    + " VALUES (?, ?, 'RESERVE', ?)");
+                "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+                    + " VALUES ('default', ?, ?, 'RESERVE', ?)");
         PreparedStatement snap =
             c.prepareStatement(
-                "INSERT INTO order_snapshots (order_id, snapshot, checksum)"
-                    + " VALUES (?, '{}', REPEAT('0', 64))")) {
+                "INSERT INTO order_snapshots (tenant_id, order_id, snapshot, checksum)"
+                    + " VALUES ('default', ?, '{}', REPEAT('0', 64))")) {
       for (Scenario.Order order : chunk) {
         LocalDateTime expireAt = PLACEHOLDER_BASE.plusNanos(order.dueOffsetMillis() * 1_000_000);
         o.setString(1, order.id());

@@ -3,6 +3,8 @@ package io.ordertimeout.bench;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
@@ -42,7 +44,9 @@ public final class CompensationBench {
       report("steady state (all timers present)", app.newCompensator(settings).run());
       deleteTimers(app);
       report("after Redis lost every timer", app.newCompensator(settings).run());
-      System.out.printf("timers after the pass: %,d%n", app.timers().size());
+      System.out.printf(
+          "timers after the pass: %,d%n",
+          app.timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT));
       new InvariantChecker(app.dataSource()).assertHolds();
       System.out.println("invariants hold");
     } finally {
@@ -66,7 +70,8 @@ public final class CompensationBench {
   private static void seed(Components app, int orders) throws SQLException {
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
-            c.prepareStatement("INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)")) {
+            c.prepareStatement(
+                "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)")) {
       for (int i = 0; i <= 100; i++) {
         ps.setString(1, i == 100 ? "hot" : "sku-" + i);
         ps.setLong(2, 1_000_000);
@@ -83,14 +88,17 @@ public final class CompensationBench {
         lines.put(String.format("bench-%08d", i), new BulkSeeder.Line(sku, 1 + i % 3));
       }
       app.timers()
-          .scheduleAll(BulkSeeder.seedUnpaid(app.dataSource(), lines, Duration.ofMinutes(30)));
+          .scheduleAll(
+              TenantIds.DEFAULT,
+              DeadlineKind.PAYMENT_TIMEOUT,
+              BulkSeeder.seedUnpaid(app.dataSource(), lines, Duration.ofMinutes(30)));
     }
   }
 
   private static void deleteTimers(Components app) {
     var redis = app.redis().sync();
     for (int shard = 0; shard < app.timers().shards(); shard++) {
-      redis.del(app.timers().timersKey(shard));
+      redis.del(app.timers().timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT));
     }
   }
 

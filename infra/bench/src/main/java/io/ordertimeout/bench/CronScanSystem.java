@@ -1,6 +1,7 @@
 package io.ordertimeout.bench;
 
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -98,7 +99,8 @@ final class CronScanSystem implements ClosingSystem {
       List<Future<?>> closes = new ArrayList<>();
       for (int from = 0; from < due.size(); from += BATCH) {
         List<String> chunk = due.subList(from, Math.min(due.size(), from + BATCH));
-        closes.add(pool.submit(() -> app.closer().close(chunk, CloseReason.TIMEOUT)));
+        closes.add(
+            pool.submit(() -> app.closer().close(TenantIds.DEFAULT, chunk, CloseReason.TIMEOUT)));
       }
       for (Future<?> f : closes) {
         try {

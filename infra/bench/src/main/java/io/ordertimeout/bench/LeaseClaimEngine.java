@@ -4,6 +4,8 @@ import io.lettuce.core.RedisFuture;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.async.RedisAsyncCommands;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.redis.TimerIndex;
 import java.io.IOException;
@@ -92,7 +94,7 @@ final class LeaseClaimEngine implements TriggerEngine {
     for (int i = 0; i < plan.timers(); i++) {
       chunk.put(TriggerPlan.id(i), plan.dueAt(i));
       if (chunk.size() == SEED_CHUNK || i == plan.timers() - 1) {
-        index.scheduleAll(chunk);
+        index.scheduleAll(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, chunk);
         chunk.clear();
       }
     }
@@ -111,10 +113,12 @@ final class LeaseClaimEngine implements TriggerEngine {
     long got = 0;
     for (int shard = worker; shard < SHARDS; shard += plan.workers()) {
       long t0 = System.nanoTime();
-      List<String> ids = index.claimDue(shard, System.currentTimeMillis(), LEASE_MS, plan.batch());
+      List<String> ids =
+          index.claimDue(
+              TenantIds.DEFAULT, shard, System.currentTimeMillis(), LEASE_MS, plan.batch());
       tally.call(System.nanoTime() - t0);
       if (!ids.isEmpty()) {
-        index.remove(ids);
+        index.remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, ids);
         sink.delivered(tally, ids);
         got += ids.size();
       }
@@ -132,7 +136,7 @@ final class LeaseClaimEngine implements TriggerEngine {
     String limit = Integer.toString(plan.batch());
     long t0 = System.nanoTime();
     for (int shard = worker; shard < SHARDS; shard += plan.workers()) {
-      String key = index.timersKey(shard);
+      String key = index.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.PAYMENT_TIMEOUT);
       keys.add(key);
       claims.add(async.evalsha(sha, ScriptOutputType.MULTI, new String[] {key}, now, lease, limit));
     }

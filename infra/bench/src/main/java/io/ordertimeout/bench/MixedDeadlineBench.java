@@ -2,6 +2,7 @@ package io.ordertimeout.bench;
 
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wiring.Components;
@@ -237,7 +238,7 @@ public final class MixedDeadlineBench {
       return new RunResult(
           name,
           kinds,
-          app.timers().size(DeadlineKind.AUTO_COMPLETE),
+          app.timers().size(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE),
           overrun,
           drainSeconds,
           drained);
@@ -285,17 +286,17 @@ public final class MixedDeadlineBench {
     BenchSeeder.seed(ds, unpaid);
     insertRows(
         ds,
-        "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
-            + " expire_at, paid_at, transaction_id, shipped_at, carrier, tracking_no,"
-            + " receive_due_at) SELECT v.id, 'bench-user', 'SHIPPED', 100, REPEAT('0', 64),"
+        "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash,"
+            + " created_at, expire_at, paid_at, transaction_id, shipped_at, carrier, tracking_no,"
+            + " receive_due_at) SELECT 'default', v.id, 'bench-user', 'SHIPPED', 100, REPEAT('0', 64),"
             + " v.due - INTERVAL 11 DAY, v.due - INTERVAL 11 DAY + INTERVAL 15 MINUTE,"
             + " v.due - INTERVAL 11 DAY + INTERVAL 1 MINUTE, CONCAT('tx-', v.id),"
             + " v.due - INTERVAL 10 DAY, 'SF', CONCAT('SF', v.id), v.due FROM (%s) v",
         receipts);
     insertRows(
         ds,
-        "INSERT INTO coupons (coupon_id, owner_user_id, status, valid_until)"
-            + " SELECT v.id, 'bench-user', 'AVAILABLE', v.due FROM (%s) v",
+        "INSERT INTO coupons (tenant_id, coupon_id, owner_user_id, status, valid_until)"
+            + " SELECT 'default', v.id, 'bench-user', 'AVAILABLE', v.due FROM (%s) v",
         coupons);
   }
 
@@ -359,12 +360,12 @@ public final class MixedDeadlineBench {
     for (Map.Entry<String, Long> e : dueOffsets.entrySet()) {
       chunk.put(e.getKey(), t0 + e.getValue());
       if (chunk.size() == 50_000) {
-        app.timers().scheduleAll(kind, chunk);
+        app.timers().scheduleAll(TenantIds.DEFAULT, kind, chunk);
         chunk.clear();
       }
     }
     if (!chunk.isEmpty()) {
-      app.timers().scheduleAll(kind, chunk);
+      app.timers().scheduleAll(TenantIds.DEFAULT, kind, chunk);
     }
   }
 
@@ -449,7 +450,15 @@ public final class MixedDeadlineBench {
     }
     double span = transitioned == 0 ? 0 : Math.max(1, lastAt - firstDue) / 1_000.0;
     return new KindResult(
-        label, seeded, transitioned, events, distinct, early, lag, span, app.timers().size(kind));
+        label,
+        seeded,
+        transitioned,
+        events,
+        distinct,
+        early,
+        lag,
+        span,
+        app.timers().size(TenantIds.DEFAULT, kind));
   }
 
   static String table(List<RunResult> results) {

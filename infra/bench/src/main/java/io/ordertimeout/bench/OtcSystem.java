@@ -1,5 +1,7 @@
 package io.ordertimeout.bench;
 
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
@@ -45,7 +47,7 @@ final class OtcSystem implements ClosingSystem {
 
   @Override
   public void schedule(Map<String, Long> deadlines) {
-    app.timers().scheduleAll(deadlines);
+    app.timers().scheduleAll(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, deadlines);
   }
 
   @Override
@@ -65,13 +67,14 @@ final class OtcSystem implements ClosingSystem {
         app.time(),
         app.metrics(),
         new TimeoutSweeper.Settings(
-            c.sweepBatch(), c.claimLease(), c.sweepPoll(), c.invocationMargin(), threads));
+            c.sweepBatch(), c.claimLease(), c.sweepPoll(), c.invocationMargin(), threads),
+        app.tenants()::all);
   }
 
   @Override
   public void onPaid(List<String> orderIds) {
     // The paid path's last step (DESIGN.md section 6): ZREM the timer after the commit.
-    app.timers().remove(orderIds);
+    app.timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, orderIds);
   }
 
   @Override

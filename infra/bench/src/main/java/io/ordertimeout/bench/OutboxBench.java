@@ -46,8 +46,8 @@ public final class OutboxBench {
       try (Connection c = app.dataSource().getConnection();
           Statement s = c.createStatement()) {
         s.executeUpdate(
-            "INSERT INTO stock (sku_id, available, total) VALUES ('sku-a', 100000000, 100000000),"
-                + " ('sku-b', 100000000, 100000000)");
+            "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'sku-a', 100000000, 100000000),"
+                + " ('default', 'sku-b', 100000000, 100000000)");
       }
       PlaceOrderService with = app.placeOrders();
       PlaceOrderService without =

@@ -132,8 +132,9 @@ final class Payer {
               unpaid);
           update(
               c,
-              "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
-                  + " SELECT order_id, sku_id, 'SELL', quantity FROM order_items WHERE order_id IN "
+              "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+                  + " SELECT tenant_id, order_id, sku_id, 'SELL', quantity FROM order_items"
+                  + " WHERE order_id IN "
                   + in,
               unpaid);
           sell(c, unpaid, in);

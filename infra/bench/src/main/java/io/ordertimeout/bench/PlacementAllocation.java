@@ -48,7 +48,8 @@ final class PlacementAllocation {
   private static void seedStock(Components app, long units) throws SQLException {
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
-            c.prepareStatement("INSERT INTO stock (sku_id, available, total) VALUES (?,?,?)")) {
+            c.prepareStatement(
+                "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?,?,?)")) {
       for (int i = 0; i < 100; i++) {
         ps.setString(1, String.format("sku-%04d", i));
         ps.setLong(2, units);

@@ -89,7 +89,7 @@ public final class RawPlaceServer {
     try (Connection c = ds.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
-                "INSERT IGNORE INTO stock (sku_id, available, total) VALUES (?,?,?)")) {
+                "INSERT IGNORE INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?,?,?)")) {
       for (int i = 0; i < SKUS; i++) {
         ps.setString(1, String.format("sku-%04d", i));
         ps.setLong(2, STOCK_PER_SKU);
@@ -183,11 +183,11 @@ public final class RawPlaceServer {
     }
     try (PreparedStatement items =
             c.prepareStatement(
-                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?,?,?)");
+                "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', ?,?,?)");
         PreparedStatement ledger =
             c.prepareStatement(
-                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
-                    + " VALUES (?,?,'RESERVE',?)")) {
+                "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+                    + " VALUES ('default', ?,?,'RESERVE',?)")) {
       for (JsonNode item : req.path("items")) {
         for (PreparedStatement ps : new PreparedStatement[] {items, ledger}) {
           ps.setString(1, orderId);
@@ -203,7 +203,7 @@ public final class RawPlaceServer {
     String doc = Json.write(snapshot);
     try (PreparedStatement ps =
         c.prepareStatement(
-            "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?,?,?)")) {
+            "INSERT INTO order_snapshots (tenant_id, order_id, snapshot, checksum) VALUES ('default', ?,?,?)")) {
       ps.setString(1, orderId);
       ps.setString(2, doc);
       ps.setString(3, sha256(doc));

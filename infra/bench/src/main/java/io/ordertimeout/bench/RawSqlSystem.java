@@ -114,8 +114,9 @@ final class RawSqlSystem implements ClosingSystem {
         ids);
     update(
         c,
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
-            + " SELECT order_id, sku_id, 'RELEASE', quantity FROM order_items WHERE order_id IN "
+        "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+            + " SELECT tenant_id, order_id, sku_id, 'RELEASE', quantity FROM order_items"
+            + " WHERE order_id IN "
             + in,
         ids);
     update(

@@ -1,6 +1,7 @@
 package io.ordertimeout.bench;
 
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;
@@ -108,7 +109,7 @@ final class RedissonSystem implements ClosingSystem {
         }
         // the DB's clock decides due: an id delivered a millisecond early is offered again
         app.closer()
-            .close(ids, CloseReason.TIMEOUT)
+            .close(TenantIds.DEFAULT, ids, CloseReason.TIMEOUT)
             .notDue()
             .forEach((id, dueIn) -> delayed.offer(id, dueIn + 1, TimeUnit.MILLISECONDS));
       } catch (InterruptedException e) {

@@ -1,6 +1,8 @@
 package io.ordertimeout.bench;
 
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
@@ -65,7 +67,8 @@ public final class SweepBench {
   private static void seed(Components app, int orders) throws SQLException {
     try (Connection c = app.dataSource().getConnection();
         PreparedStatement ps =
-            c.prepareStatement("INSERT INTO stock (sku_id, available, total) VALUES (?, ?, ?)")) {
+            c.prepareStatement(
+                "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)")) {
       for (int i = 0; i <= 100; i++) {
         ps.setString(1, i == 100 ? "hot" : "sku-" + i);
         ps.setLong(2, 1_000_000);
@@ -80,7 +83,10 @@ public final class SweepBench {
       lines.put(String.format("bench-%08d", i), new BulkSeeder.Line(sku, 1 + i % 3));
     }
     app.timers()
-        .scheduleAll(BulkSeeder.seedUnpaid(app.dataSource(), lines, Duration.ofSeconds(-1)));
+        .scheduleAll(
+            TenantIds.DEFAULT,
+            DeadlineKind.PAYMENT_TIMEOUT,
+            BulkSeeder.seedUnpaid(app.dataSource(), lines, Duration.ofSeconds(-1)));
   }
 
   private static SweepStats sweepUntilDrained(Components app, int orders) throws Exception {

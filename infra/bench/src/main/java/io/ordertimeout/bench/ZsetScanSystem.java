@@ -7,6 +7,7 @@ import io.lettuce.core.ScoredValue;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
 import io.ordertimeout.domain.CloseReason;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.wiring.Components;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,7 +151,7 @@ final class ZsetScanSystem implements ClosingSystem {
       pool.execute(
           () -> {
             try {
-              reschedule(app.closer().close(ids, CloseReason.TIMEOUT).notDue());
+              reschedule(app.closer().close(TenantIds.DEFAULT, ids, CloseReason.TIMEOUT).notDue());
             } catch (RuntimeException e) {
               System.err.println("zset-100ms: close of " + ids.size() + " failed: " + e);
             } finally {

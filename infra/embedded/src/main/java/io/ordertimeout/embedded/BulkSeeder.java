@@ -86,18 +86,18 @@ public final class BulkSeeder {
       throws SQLException {
     try (PreparedStatement o =
             c.prepareStatement(
-                "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at,"
-                    + " expire_at) VALUES (?, 'bulk-user', 'UNPAID', 100, REPEAT('0', 64), ?, ?)");
+                "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash, created_at,"
+                    + " expire_at) VALUES ('default', ?, 'bulk-user', 'UNPAID', 100, REPEAT('0', 64), ?, ?)");
         PreparedStatement it =
             c.prepareStatement(
-                "INSERT INTO order_items (order_id, sku_id, quantity) VALUES (?, ?, ?)");
+                "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES ('default', ?, ?, ?)");
         PreparedStatement led =
             c.prepareStatement(
-                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity)"
-                    + " VALUES (?, ?, 'RESERVE', ?)");
+                "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
+                    + " VALUES ('default', ?, ?, 'RESERVE', ?)");
         PreparedStatement snap =
             c.prepareStatement(
-                "INSERT INTO order_snapshots (order_id, snapshot, checksum) VALUES (?, ?, ?)")) {
+                "INSERT INTO order_snapshots (tenant_id, order_id, snapshot, checksum) VALUES ('default', ?, ?, ?)")) {
       for (String id : ids) {
         Line line = orders.get(id);
         o.setString(1, id);

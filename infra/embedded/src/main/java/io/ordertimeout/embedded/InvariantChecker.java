@@ -167,11 +167,12 @@ public final class InvariantChecker {
     List<SkuTotals> skus = new ArrayList<>();
     try (ResultSet rows =
         statement.executeQuery(
-            "SELECT sku_id, available, reserved, sold, total FROM stock ORDER BY sku_id")) {
+            "SELECT tenant_id, sku_id, available, reserved, sold, total FROM stock"
+                + " ORDER BY tenant_id, sku_id")) {
       while (rows.next()) {
         skus.add(
             new SkuTotals(
-                rows.getString("sku_id"),
+                InvariantQueries.id(rows, "sku_id"),
                 rows.getLong("available"),
                 rows.getLong("reserved"),
                 rows.getLong("sold"),

@@ -75,12 +75,12 @@ final class LifecycleInvariantQueries {
     return new Check(
         "6 each transition at most once",
         """
-        SELECT o.order_id, o.status, o.after_sales,
+        SELECT o.tenant_id, o.order_id, o.status, o.after_sales,
                COALESCE(e.shipped, 0) AS shipped, COALESCE(e.extended, 0) AS extended,
                COALESCE(e.received, 0) AS received, COALESCE(e.opened, 0) AS opened,
                COALESCE(e.resolved, 0) AS resolved, COALESCE(e.completed, 0) AS completed
         FROM orders o
-        LEFT JOIN (SELECT order_id,
+        LEFT JOIN (SELECT tenant_id, order_id,
                           SUM(event_type = 'shipped') AS shipped,
                           SUM(event_type = 'receipt_extended') AS extended,
                           SUM(event_type = 'received') AS received,
@@ -90,18 +90,19 @@ final class LifecycleInvariantQueries {
                    FROM outbox
                    WHERE event_type IN ('shipped', 'receipt_extended', 'received',
                                         'after_sale_opened', 'after_sale_resolved', 'completed')
-                   GROUP BY order_id) e ON e.order_id = o.order_id
+                   GROUP BY tenant_id, order_id) e
+          ON e.tenant_id = o.tenant_id AND e.order_id = o.order_id
         WHERE COALESCE(e.shipped, 0) > 1 OR COALESCE(e.extended, 0) > 1
            OR COALESCE(e.received, 0) > 1 OR COALESCE(e.completed, 0) > 1
            OR COALESCE(e.opened, 0) <> o.after_sales
            OR COALESCE(e.resolved, 0) <> COALESCE(e.opened, 0) - IF(o.status = 'AFTER_SALE', 1, 0)
-        ORDER BY o.order_id""",
+        ORDER BY o.tenant_id, o.order_id""",
         row ->
             String.format(
                 "invariant 6: order %s (%s, after_sales %d) has outbox events shipped %d,"
                     + " receipt_extended %d, received %d, after_sale_opened %d,"
                     + " after_sale_resolved %d, completed %d",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getString("status"),
                 row.getLong("after_sales"),
                 row.getLong("shipped"),
@@ -116,13 +117,13 @@ final class LifecycleInvariantQueries {
     return new Check(
         "7 never received automatically before the deadline",
         """
-        SELECT order_id, status, received_at, receive_due_at FROM orders
+        SELECT tenant_id, order_id, status, received_at, receive_due_at FROM orders
         WHERE received_by = 'AUTO' AND received_at < receive_due_at
-        ORDER BY order_id""",
+        ORDER BY tenant_id, order_id""",
         row ->
             String.format(
                 "invariant 7: order %s (%s) received AUTO at %s, before its receive_due_at %s",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getString("status"),
                 row.getString("received_at"),
                 row.getString("receive_due_at")));
@@ -131,7 +132,7 @@ final class LifecycleInvariantQueries {
   private static Check receivedEventNotEarly() {
     return new Check(
         "7 no automatic receipt event before its deadline",
-        "SELECT seq, order_id, committed_at, "
+        "SELECT seq, tenant_id, order_id, committed_at, "
             + epochMs("committed_at")
             + " AS committed_ms, CAST(JSON_VALUE(payload, '$.receiveDueAt') AS SIGNED) AS due_ms"
             + " FROM outbox WHERE event_type = 'received'"
@@ -143,7 +144,7 @@ final class LifecycleInvariantQueries {
             String.format(
                 "invariant 7: order %s's AUTO received event (seq %d) committed at %d ms, %d ms"
                     + " before its receiveDueAt %d",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getLong("seq"),
                 row.getLong("committed_ms"),
                 row.getLong("due_ms") - row.getLong("committed_ms"),
@@ -154,13 +155,13 @@ final class LifecycleInvariantQueries {
     return new Check(
         "7 never completed before the deadline",
         """
-        SELECT order_id, completed_at, complete_due_at FROM orders
+        SELECT tenant_id, order_id, completed_at, complete_due_at FROM orders
         WHERE completed_at < complete_due_at
-        ORDER BY order_id""",
+        ORDER BY tenant_id, order_id""",
         row ->
             String.format(
                 "invariant 7: order %s completed at %s, before its complete_due_at %s",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getString("completed_at"),
                 row.getString("complete_due_at")));
   }
@@ -168,7 +169,7 @@ final class LifecycleInvariantQueries {
   private static Check completedEventNotEarly() {
     return new Check(
         "7 no completed event before its deadline",
-        "SELECT seq, order_id, "
+        "SELECT seq, tenant_id, order_id, "
             + epochMs("committed_at")
             + " AS committed_ms, CAST(JSON_VALUE(payload, '$.completeDueAt') AS SIGNED) AS due_ms"
             + " FROM outbox WHERE event_type = 'completed' AND "
@@ -178,7 +179,7 @@ final class LifecycleInvariantQueries {
             String.format(
                 "invariant 7: order %s's completed event (seq %d) committed at %d ms, %d ms before"
                     + " its completeDueAt %d",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getLong("seq"),
                 row.getLong("committed_ms"),
                 row.getLong("due_ms") - row.getLong("committed_ms"),
@@ -190,21 +191,21 @@ final class LifecycleInvariantQueries {
     return new Check(
         "8 never completed while an after-sale is open",
         """
-        SELECT c.order_id, c.seq,
+        SELECT c.tenant_id, c.order_id, c.seq,
                SUM(e.event_type = 'after_sale_opened') AS opened,
                SUM(e.event_type = 'after_sale_resolved') AS resolved
         FROM outbox c
-        JOIN outbox e ON e.order_id = c.order_id AND e.seq < c.seq
+        JOIN outbox e ON e.tenant_id = c.tenant_id AND e.order_id = c.order_id AND e.seq < c.seq
                      AND e.event_type IN ('after_sale_opened', 'after_sale_resolved')
         WHERE c.event_type = 'completed'
-        GROUP BY c.order_id, c.seq
+        GROUP BY c.tenant_id, c.order_id, c.seq
         HAVING SUM(e.event_type = 'after_sale_opened') <> SUM(e.event_type = 'after_sale_resolved')
-        ORDER BY c.order_id""",
+        ORDER BY c.tenant_id, c.order_id""",
         row ->
             String.format(
                 "invariant 8: order %s completed (seq %d) after %d after-sale openings but %d"
                     + " resolutions",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getLong("seq"),
                 row.getLong("opened"),
                 row.getLong("resolved")));
@@ -221,23 +222,25 @@ final class LifecycleInvariantQueries {
     long windowMs = afterSaleWindow == null ? 0 : afterSaleWindow.toMillis();
     String sql =
         """
-        SELECT o.order_id, o.status, o.received_at, o.complete_due_at, p.open_ms, p.pairs,
+        SELECT o.tenant_id, o.order_id, o.status, o.received_at, o.complete_due_at, p.open_ms,
+               p.pairs,
                TIMESTAMPDIFF(MICROSECOND, o.received_at, o.complete_due_at) DIV 1000 AS granted_ms
         FROM orders o
-        JOIN (SELECT op.order_id, COUNT(*) AS pairs,
+        JOIN (SELECT op.tenant_id, op.order_id, COUNT(*) AS pairs,
                      SUM(TIMESTAMPDIFF(MICROSECOND, op.committed_at, rs.committed_at)) DIV 1000 AS open_ms
-              FROM (SELECT order_id, committed_at,
-                           ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY seq) AS n
+              FROM (SELECT tenant_id, order_id, committed_at,
+                           ROW_NUMBER() OVER (PARTITION BY tenant_id, order_id ORDER BY seq) AS n
                     FROM outbox WHERE event_type = 'after_sale_opened') op
-              JOIN (SELECT order_id, committed_at,
-                           ROW_NUMBER() OVER (PARTITION BY order_id ORDER BY seq) AS n
+              JOIN (SELECT tenant_id, order_id, committed_at,
+                           ROW_NUMBER() OVER (PARTITION BY tenant_id, order_id ORDER BY seq) AS n
                     FROM outbox WHERE event_type = 'after_sale_resolved') rs
-                ON rs.order_id = op.order_id AND rs.n = op.n
-              GROUP BY op.order_id) p ON p.order_id = o.order_id
+                ON rs.tenant_id = op.tenant_id AND rs.order_id = op.order_id AND rs.n = op.n
+              GROUP BY op.tenant_id, op.order_id) p
+          ON p.tenant_id = o.tenant_id AND p.order_id = o.order_id
         WHERE o.received_at IS NOT NULL AND o.complete_due_at IS NOT NULL
           AND TIMESTAMPDIFF(MICROSECOND, o.received_at, o.complete_due_at) DIV 1000
               < {window} + p.open_ms - {slack}
-        ORDER BY o.order_id"""
+        ORDER BY o.tenant_id, o.order_id"""
             .replace("{window}", Long.toString(windowMs))
             .replace("{slack}", Long.toString(RESOLVE_STAMP_SLACK_MS));
     String required = afterSaleWindow == null ? "" : "the window " + windowMs + " ms + ";
@@ -248,7 +251,7 @@ final class LifecycleInvariantQueries {
             String.format(
                 "invariant 8: order %s (%s) received at %s is due to complete at %s, %d ms later,"
                     + " but %s%d after-sale request(s) stayed open %d ms",
-                row.getString("order_id"),
+                InvariantQueries.id(row, "order_id"),
                 row.getString("status"),
                 row.getString("received_at"),
                 row.getString("complete_due_at"),
@@ -276,36 +279,39 @@ final class LifecycleInvariantQueries {
     String list = "CONCAT_WS(', ', " + String.join(", ", problems) + ")";
     return new Check(
         "9 lifecycle columns per state",
-        "SELECT order_id, status, problems FROM (SELECT order_id, status, "
+        "SELECT tenant_id, order_id, status, problems FROM (SELECT tenant_id, order_id, status, "
             + list
-            + " AS problems FROM orders) p WHERE problems <> '' ORDER BY order_id",
+            + " AS problems FROM orders) p WHERE problems <> '' ORDER BY tenant_id, order_id",
         row ->
             String.format(
                 "invariant 9: order %s is %s with %s",
-                row.getString("order_id"), row.getString("status"), row.getString("problems")));
+                InvariantQueries.id(row, "order_id"),
+                row.getString("status"),
+                row.getString("problems")));
   }
 
   private static Check expiredCoupons() {
     return new Check(
         "10 coupon validity",
         """
-        SELECT c.coupon_id, c.status, c.valid_until, c.expired_at, c.locked_by_order,
+        SELECT c.tenant_id, c.coupon_id, c.status, c.valid_until, c.expired_at, c.locked_by_order,
                COALESCE(h.live, 0) AS live
         FROM coupons c
-        LEFT JOIN (SELECT coupon_id, COUNT(*) AS live FROM orders
+        LEFT JOIN (SELECT tenant_id, coupon_id, COUNT(*) AS live FROM orders
                    WHERE coupon_id IS NOT NULL AND status IN ({live})
-                   GROUP BY coupon_id) h ON h.coupon_id = c.coupon_id
+                   GROUP BY tenant_id, coupon_id) h
+          ON h.tenant_id = c.tenant_id AND h.coupon_id = c.coupon_id
         WHERE (c.status = 'EXPIRED'
                AND (c.valid_until IS NULL OR c.expired_at IS NULL OR c.expired_at < c.valid_until
                     OR c.locked_by_order IS NOT NULL OR COALESCE(h.live, 0) > 0))
            OR (c.status <> 'EXPIRED' AND c.expired_at IS NOT NULL)
-        ORDER BY c.coupon_id"""
+        ORDER BY c.tenant_id, c.coupon_id"""
             .replace("{live}", LIVE),
         row ->
             String.format(
                 "invariant 10: coupon %s is %s with valid_until %s, expired_at %s,"
                     + " locked_by_order %s, held by %d live order(s)",
-                row.getString("coupon_id"),
+                InvariantQueries.id(row, "coupon_id"),
                 row.getString("status"),
                 row.getString("valid_until"),
                 row.getString("expired_at"),
@@ -322,17 +328,17 @@ final class LifecycleInvariantQueries {
     return new Check(
         "10 coupons expired by the sweep",
         """
-        SELECT coupon_id, valid_until,
+        SELECT tenant_id, coupon_id, valid_until,
                TIMESTAMPDIFF(MICROSECOND, valid_until, UTC_TIMESTAMP(3)) DIV 1000 AS overdue_ms
         FROM coupons
         WHERE status = 'AVAILABLE' AND valid_until < UTC_TIMESTAMP(3) - INTERVAL {grace} MICROSECOND
-        ORDER BY coupon_id"""
+        ORDER BY tenant_id, coupon_id"""
             .replace("{grace}", Long.toString(grace.toNanos() / 1_000)),
         row ->
             String.format(
                 "invariant 10: coupon %s is still AVAILABLE %d ms after its valid_until %s"
                     + " (grace %d ms)",
-                row.getString("coupon_id"),
+                InvariantQueries.id(row, "coupon_id"),
                 row.getLong("overdue_ms"),
                 row.getString("valid_until"),
                 grace.toMillis()));

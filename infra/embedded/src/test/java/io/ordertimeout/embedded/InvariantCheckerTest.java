@@ -27,25 +27,25 @@ class InvariantCheckerTest {
    */
   private static final List<String> CONSISTENT =
       List.of(
-          "INSERT INTO stock (sku_id, available, reserved, sold, total) VALUES ('SKU-A', 95, 2, 3, 100), ('SKU-B', 8, 1, 1, 10)",
-          "INSERT INTO coupons (coupon_id, owner_user_id, status, locked_by_order) VALUES"
-              + " ('C1', 'u1', 'LOCKED', 'U1'), ('C2', 'u1', 'USED', 'P1'), ('C3', 'u1', 'AVAILABLE', NULL),"
-              + " ('C4', 'u2', 'LOCKED', 'U2'), ('C5', 'u2', 'AVAILABLE', NULL)",
-          "INSERT INTO orders (order_id, user_id, status, amount_fen, coupon_id, request_hash, created_at, expire_at,"
+          "INSERT INTO stock (tenant_id, sku_id, available, reserved, sold, total) VALUES ('default', 'SKU-A', 95, 2, 3, 100), ('default', 'SKU-B', 8, 1, 1, 10)",
+          "INSERT INTO coupons (tenant_id, coupon_id, owner_user_id, status, locked_by_order) VALUES"
+              + " ('default', 'C1', 'u1', 'LOCKED', 'U1'), ('default', 'C2', 'u1', 'USED', 'P1'), ('default', 'C3', 'u1', 'AVAILABLE', NULL),"
+              + " ('default', 'C4', 'u2', 'LOCKED', 'U2'), ('default', 'C5', 'u2', 'AVAILABLE', NULL)",
+          "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, coupon_id, request_hash, created_at, expire_at,"
               + " paid_at, closed_at, close_reason) VALUES"
-              + " ('U1', 'u1', 'UNPAID', 100, 'C1', REPEAT('a', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', NULL, NULL, NULL),"
-              + " ('P1', 'u1', 'PAID', 100, 'C2', REPEAT('b', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00', NULL, NULL),"
-              + " ('X1', 'u1', 'CLOSED', 100, 'C3', REPEAT('c', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', NULL, '2025-01-01 00:15:00.050', 'TIMEOUT'),"
-              + " ('X2', 'u2', 'CLOSED', 100, 'C4', REPEAT('d', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', NULL, '2025-01-01 00:03:00', 'CANCELLED'),"
-              + " ('U2', 'u2', 'UNPAID', 100, 'C4', REPEAT('e', 64), '2025-01-01 00:04:00', '2025-01-01 00:19:00', NULL, NULL, NULL)",
-          "INSERT INTO order_items (order_id, sku_id, quantity) VALUES"
-              + " ('U1', 'SKU-A', 2), ('P1', 'SKU-A', 3), ('P1', 'SKU-B', 1), ('X1', 'SKU-A', 4), ('X2', 'SKU-B', 1), ('U2', 'SKU-B', 1)",
-          "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES"
-              + " ('U1', 'SKU-A', 'RESERVE', 2),"
-              + " ('P1', 'SKU-A', 'RESERVE', 3), ('P1', 'SKU-A', 'SELL', 3), ('P1', 'SKU-B', 'RESERVE', 1), ('P1', 'SKU-B', 'SELL', 1),"
-              + " ('X1', 'SKU-A', 'RESERVE', 4), ('X1', 'SKU-A', 'RELEASE', 4),"
-              + " ('X2', 'SKU-B', 'RESERVE', 1), ('X2', 'SKU-B', 'RELEASE', 1),"
-              + " ('U2', 'SKU-B', 'RESERVE', 1)");
+              + " ('default', 'U1', 'u1', 'UNPAID', 100, 'C1', REPEAT('a', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', NULL, NULL, NULL),"
+              + " ('default', 'P1', 'u1', 'PAID', 100, 'C2', REPEAT('b', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00', NULL, NULL),"
+              + " ('default', 'X1', 'u1', 'CLOSED', 100, 'C3', REPEAT('c', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', NULL, '2025-01-01 00:15:00.050', 'TIMEOUT'),"
+              + " ('default', 'X2', 'u2', 'CLOSED', 100, 'C4', REPEAT('d', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', NULL, '2025-01-01 00:03:00', 'CANCELLED'),"
+              + " ('default', 'U2', 'u2', 'UNPAID', 100, 'C4', REPEAT('e', 64), '2025-01-01 00:04:00', '2025-01-01 00:19:00', NULL, NULL, NULL)",
+          "INSERT INTO order_items (tenant_id, order_id, sku_id, quantity) VALUES"
+              + " ('default', 'U1', 'SKU-A', 2), ('default', 'P1', 'SKU-A', 3), ('default', 'P1', 'SKU-B', 1), ('default', 'X1', 'SKU-A', 4), ('default', 'X2', 'SKU-B', 1), ('default', 'U2', 'SKU-B', 1)",
+          "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES"
+              + " ('default', 'U1', 'SKU-A', 'RESERVE', 2),"
+              + " ('default', 'P1', 'SKU-A', 'RESERVE', 3), ('default', 'P1', 'SKU-A', 'SELL', 3), ('default', 'P1', 'SKU-B', 'RESERVE', 1), ('default', 'P1', 'SKU-B', 'SELL', 1),"
+              + " ('default', 'X1', 'SKU-A', 'RESERVE', 4), ('default', 'X1', 'SKU-A', 'RELEASE', 4),"
+              + " ('default', 'X2', 'SKU-B', 'RESERVE', 1), ('default', 'X2', 'SKU-B', 'RELEASE', 1),"
+              + " ('default', 'U2', 'SKU-B', 'RESERVE', 1)");
 
   private final EmbeddedServers servers;
   private V1Schema schema;
@@ -105,7 +105,7 @@ class InvariantCheckerTest {
             "invariant 2: SKU SKU-B reserved 2 but UNPAID orders hold 1"),
         broken(
             "item without stock row",
-            "INSERT INTO order_items VALUES ('U1', 'SKU-Z', 1)",
+            "INSERT INTO order_items VALUES ('default', 'U1', 'SKU-Z', 1)",
             "invariant 2: order U1 item SKU SKU-Z (quantity 1) has no stock row"),
         broken(
             "closed order without release",
@@ -117,11 +117,11 @@ class InvariantCheckerTest {
             "invariant 3: order X1 (CLOSED) SKU SKU-A quantity 4 has RESERVE 4, RELEASE 3, SELL none"),
         broken(
             "closed order also sold",
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('X1', 'SKU-A', 'SELL', 4)",
+            "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'X1', 'SKU-A', 'SELL', 4)",
             "invariant 3: order X1 (CLOSED) SKU SKU-A quantity 4 has RESERVE 4, RELEASE 4, SELL 4"),
         broken(
             "paid order also released",
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('P1', 'SKU-B', 'RELEASE', 1)",
+            "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'P1', 'SKU-B', 'RELEASE', 1)",
             "invariant 3: order P1 (PAID) SKU SKU-B quantity 1 has RESERVE 1, RELEASE 1, SELL 1"),
         broken(
             "paid order without sell",
@@ -133,11 +133,11 @@ class InvariantCheckerTest {
             "invariant 3: order U1 (UNPAID) SKU SKU-A quantity 2 has RESERVE none, RELEASE none, SELL none"),
         broken(
             "unpaid order already released",
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('U1', 'SKU-A', 'RELEASE', 2)",
+            "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'U1', 'SKU-A', 'RELEASE', 2)",
             "invariant 3: order U1 (UNPAID) SKU SKU-A quantity 2 has RESERVE 2, RELEASE 2, SELL none"),
         broken(
             "movement for no item",
-            "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('GHOST', 'SKU-A', 'RESERVE', 5)",
+            "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'GHOST', 'SKU-A', 'RESERVE', 5)",
             "invariant 3: RESERVE movement of 5 for order GHOST SKU SKU-A matches no order item"),
         broken(
             "closed order without closed_at",
@@ -200,7 +200,10 @@ class InvariantCheckerTest {
     schema.execute(
         IntStream.range(0, 60)
             .mapToObj(
-                i -> "INSERT INTO stock (sku_id, available, total) VALUES ('BAD-" + i + "', 1, 2)")
+                i ->
+                    "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', 'BAD-"
+                        + i
+                        + "', 1, 2)")
             .toList());
 
     assertThat(checker.violations()).hasSize(60);
@@ -231,27 +234,27 @@ class InvariantCheckerTest {
     void addLifecycle() {
       schema.execute(
           List.of(
-              "INSERT INTO coupons (coupon_id, owner_user_id, status, locked_by_order, valid_until, expired_at) VALUES"
-                  + " ('C6', 'u3', 'EXPIRED', NULL, '2025-01-03 00:00:00', '2025-01-03 00:00:00.010'),"
-                  + " ('C7', 'u3', 'AVAILABLE', NULL, '2025-01-03 00:00:00', NULL),"
-                  + " ('C8', 'u3', 'AVAILABLE', NULL, '2999-01-01 00:00:00', NULL),"
-                  + " ('C9', 'u3', 'EXPIRED', NULL, '2025-01-03 00:10:00', '2025-01-03 00:15:00.050')",
-              "INSERT INTO orders (order_id, user_id, status, amount_fen, coupon_id, request_hash, created_at, expire_at,"
+              "INSERT INTO coupons (tenant_id, coupon_id, owner_user_id, status, locked_by_order, valid_until, expired_at) VALUES"
+                  + " ('default', 'C6', 'u3', 'EXPIRED', NULL, '2025-01-03 00:00:00', '2025-01-03 00:00:00.010'),"
+                  + " ('default', 'C7', 'u3', 'AVAILABLE', NULL, '2025-01-03 00:00:00', NULL),"
+                  + " ('default', 'C8', 'u3', 'AVAILABLE', NULL, '2999-01-01 00:00:00', NULL),"
+                  + " ('default', 'C9', 'u3', 'EXPIRED', NULL, '2025-01-03 00:10:00', '2025-01-03 00:15:00.050')",
+              "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, coupon_id, request_hash, created_at, expire_at,"
                   + " paid_at, closed_at, close_reason) VALUES"
-                  + " ('X3', 'u3', 'CLOSED', 100, 'C9', REPEAT('f', 64), '2025-01-03 00:00:00', '2025-01-03 00:15:00', NULL, '2025-01-03 00:15:00.050', 'TIMEOUT')",
-              "INSERT INTO orders (order_id, user_id, status, amount_fen, request_hash, created_at, expire_at, paid_at,"
+                  + " ('default', 'X3', 'u3', 'CLOSED', 100, 'C9', REPEAT('f', 64), '2025-01-03 00:00:00', '2025-01-03 00:15:00', NULL, '2025-01-03 00:15:00.050', 'TIMEOUT')",
+              "INSERT INTO orders (tenant_id, order_id, user_id, status, amount_fen, request_hash, created_at, expire_at, paid_at,"
                   + " shipped_at, carrier, tracking_no, receive_due_at, receipt_extended_at, received_at, received_by,"
                   + " complete_due_at, after_sale_opened_at, after_sales, completed_at) VALUES"
-                  + " ('S1', 'u3', 'SHIPPED', 100, REPEAT('1', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + " ('default', 'S1', 'u3', 'SHIPPED', 100, REPEAT('1', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
                   + SHIPPED
                   + ", NULL, NULL, NULL, NULL, NULL, 0, NULL),"
-                  + " ('R1', 'u3', 'RECEIVED', 100, REPEAT('2', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + " ('default', 'R1', 'u3', 'RECEIVED', 100, REPEAT('2', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
                   + SHIPPED
                   + ", NULL, '2025-01-12 00:00:00.020', 'AUTO', '2025-01-19 00:00:00.020', NULL, 0, NULL),"
-                  + " ('A1', 'u3', 'AFTER_SALE', 100, REPEAT('3', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + " ('default', 'A1', 'u3', 'AFTER_SALE', 100, REPEAT('3', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
                   + SHIPPED
                   + ", NULL, '2025-01-05 00:00:00', 'USER', '2025-01-12 00:00:00', '2025-01-06 00:00:00', 1, NULL),"
-                  + " ('K1', 'u3', 'COMPLETED', 100, REPEAT('4', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
+                  + " ('default', 'K1', 'u3', 'COMPLETED', 100, REPEAT('4', 64), '2025-01-01 00:00:00', '2025-01-01 00:15:00', '2025-01-01 00:05:00',"
                   + " '2025-01-02 00:00:00', 'SF', 'SF1004', '2025-01-15 00:00:00', '2025-01-03 00:00:00', '2025-01-05 00:00:00', 'USER',"
                   + " '2025-01-13 00:00:00', NULL, 1, '2025-01-13 00:00:00.030')",
               "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version, payload, committed_at) VALUES"

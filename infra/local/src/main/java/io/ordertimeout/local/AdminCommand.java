@@ -37,7 +37,7 @@ final class AdminCommand {
   static final String NAME = "admin";
 
   private static final Set<String> VALUE_FLAGS =
-      Set.of("api", "region", "profile", "status", "order", "type", "limit", "reason");
+      Set.of("api", "region", "profile", "status", "tenant", "order", "type", "limit", "reason");
   private static final Set<String> SWITCHES = Set.of("all", "filter", "wechat");
   private static final Set<String> TRANSPORT = Set.of("api", "region", "profile");
   private static final ObjectMapper JSON =
@@ -52,7 +52,8 @@ final class AdminCommand {
     OPS.put(
         "dead-letters",
         new Op(
-            "dead-letters [--status open|resolved|all] [--order ID] [--type close_due] [--limit 100]",
+            "dead-letters [--status open|resolved|all] [--tenant T] [--order ID] [--type close_due]"
+                + " [--limit 100]",
             "list dead letters with their error history"));
     OPS.put("dead-letter", new Op("dead-letter <id>", "one dead letter: payload, errors"));
     OPS.put(
@@ -63,11 +64,13 @@ final class AdminCommand {
     OPS.put(
         "story",
         new Op(
-            "story <orderId> [--wechat]",
+            "story <orderId> [--tenant T] [--wechat]",
             "rows, timer and lease, pending entries, flags (+ WeChat's trade state)"));
     OPS.put(
         "force-close",
-        new Op("force-close <orderId> --reason TEXT", "close now through the close path"));
+        new Op(
+            "force-close <orderId> [--tenant T] --reason TEXT",
+            "close now through the close path"));
     OPS.put("pauses", new Op("pauses", "which jobs are paused, by whom, why"));
     OPS.put(
         "pause",
@@ -173,13 +176,14 @@ final class AdminCommand {
   static Call call(Args args) {
     return switch (args.op()) {
       case "dead-letters" -> {
-        args.allow("status", "order", "type", "limit");
+        args.allow("status", "tenant", "order", "type", "limit");
         args.expect(0);
         yield new Call(
             "GET",
             "/admin/dead-letters"
                 + query(
                     "status", args.flag("status"),
+                    "tenantId", args.flag("tenant"),
                     "orderId", args.flag("order"),
                     "eventType", args.flag("type"),
                     "limit", args.flag("limit")),
@@ -191,20 +195,30 @@ final class AdminCommand {
       }
       case "redrive" -> redrive(args);
       case "story" -> {
-        args.allow("wechat");
+        args.allow("tenant", "wechat");
         String id = args.expect(1).get(0);
         yield new Call(
             "GET",
             "/admin/orders/"
                 + segment(id)
-                + (args.flags().containsKey("wechat") ? "?wechat=true" : ""),
+                + query(
+                    "tenantId",
+                    args.flag("tenant"),
+                    "wechat",
+                    args.flags().containsKey("wechat") ? "true" : null),
             null);
       }
       case "force-close" -> {
-        args.allow("reason");
+        args.allow("tenant", "reason");
         String id = args.expect(1).get(0);
         ObjectNode body = JSON.createObjectNode().put("reason", args.required("reason"));
-        yield new Call("POST", "/admin/orders/" + segment(id) + "/force-close", body.toString());
+        yield new Call(
+            "POST",
+            "/admin/orders/"
+                + segment(id)
+                + "/force-close"
+                + query("tenantId", args.flag("tenant")),
+            body.toString());
       }
       case "pauses" -> {
         args.allow();

@@ -43,7 +43,7 @@ final class DemoCatalog {
       c.setAutoCommit(false);
       try (PreparedStatement stock =
           c.prepareStatement(
-              "INSERT IGNORE INTO stock (sku_id, available, total) VALUES (?, ?, ?)")) {
+              "INSERT IGNORE INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)")) {
         for (int i = 0; i < SKUS; i++) {
           addStock(stock, sku(i), STOCK_PER_SKU);
         }
@@ -52,7 +52,7 @@ final class DemoCatalog {
       }
       try (PreparedStatement coupons =
           c.prepareStatement(
-              "INSERT IGNORE INTO coupons (coupon_id, owner_user_id) VALUES (?, ?)")) {
+              "INSERT IGNORE INTO coupons (tenant_id, coupon_id, owner_user_id) VALUES ('default', ?, ?)")) {
         for (int u = 0; u < USERS; u++) {
           coupons.setString(1, coupon(u));
           coupons.setString(2, user(u));

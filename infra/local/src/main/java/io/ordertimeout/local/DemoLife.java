@@ -1,6 +1,7 @@
 package io.ordertimeout.local;
 
 import io.ordertimeout.domain.OrderRejected;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.lifecycle.LifecycleSettings;
 import io.ordertimeout.lifecycle.Transition;
 import io.ordertimeout.lifecycle.Transitions;
@@ -238,7 +239,10 @@ final class DemoLife {
     String answer;
     try {
       answer =
-          transitions.applyRoute(t, order.orderId(), inputs == null ? Map.of() : inputs).changed()
+          transitions
+                  .applyRoute(
+                      t, TenantIds.DEFAULT, order.orderId(), inputs == null ? Map.of() : inputs)
+                  .changed()
               ? Call.CHANGED
               : "unchanged";
     } catch (OrderRejected e) {

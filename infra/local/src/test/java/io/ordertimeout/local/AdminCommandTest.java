@@ -92,11 +92,15 @@ class AdminCommandTest {
     Run badJob = admin("pause", "everything", "--reason", "x");
     Run badFlag = admin("story", orderId, "--reason", "x");
     Run unknownOp = admin("explode");
+    // the default tenant's order is not shop-a's, and a malformed tenant is refused by the API
+    Run otherTenant =
+        admin("force-close", orderId, "--tenant", "shop-a", "--reason", "wrong tenant");
+    Run badTenant = admin("story", orderId, "--tenant", "Shop A");
 
     assertThat(unknown.exit()).isEqualTo(1);
     assertThat(unknown.err())
         .contains(
-            "GET /admin/orders/nosuch-00001: 404 NOT_FOUND: order nosuch-00001 does not exist");
+            "GET /admin/orders/nosuch-00001: 404 NOT_FOUND: tenant default has no order nosuch-00001");
     assertThat(noReason.exit()).isEqualTo(2);
     assertThat(noReason.err()).contains("force-close needs --reason");
     assertThat(badJob.exit()).isEqualTo(1);
@@ -104,6 +108,15 @@ class AdminCommandTest {
     assertThat(badFlag.exit()).isEqualTo(2);
     assertThat(badFlag.err()).contains("--reason does not apply to story");
     assertThat(unknownOp.exit()).isEqualTo(2);
+    assertThat(otherTenant.exit()).isEqualTo(1);
+    assertThat(otherTenant.err())
+        .contains(
+            "/admin/orders/"
+                + orderId
+                + "/force-close?tenantId=shop-a: 404 NOT_FOUND: tenant shop-a has no order "
+                + orderId);
+    assertThat(badTenant.exit()).isEqualTo(1);
+    assertThat(badTenant.err()).contains("400 INVALID_TENANT_ID");
     assertThat(row(orderId)).isEqualTo("UNPAID null");
   }
 

@@ -2,6 +2,8 @@ package io.ordertimeout.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.testing.TestStack;
 import java.io.ByteArrayOutputStream;
@@ -57,10 +59,16 @@ class ApiGatewayServerTest {
         Socket client = connect(api.baseUrl())) {
       long now = stack.app().time().nowMillis();
       for (int i = 0; i < 7; i++) {
-        stack.app().timers().schedule("due-" + i, now - 60_000);
+        stack
+            .app()
+            .timers()
+            .schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "due-" + i, now - 60_000);
       }
       for (int i = 0; i < 2; i++) {
-        stack.app().timers().schedule("later-" + i, now + 600_000);
+        stack
+            .app()
+            .timers()
+            .schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "later-" + i, now + 600_000);
       }
 
       SamTemplate.Function sweep =

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.admin.AdminOps;
 import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.http.AdminRoutes;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.DeadLetters.DeadLetter;
@@ -106,6 +107,7 @@ class AdminHandlerTest {
             new DeadLetter(
                 "1-0",
                 "close_due",
+                TenantIds.DEFAULT,
                 ORDER,
                 Map.of("e", OrderEvent.of(EventType.CLOSE_DUE, ORDER, "default", 1L).toJson()),
                 5,

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.util.Json;
@@ -39,8 +41,8 @@ class CompensationHandlerTest {
         stack.bulkPlace("missed", 3, Duration.ofMinutes(-5), i -> new OrderItem("sku-tea-500g", 1));
     List<String> lost =
         stack.bulkPlace("lost", 2, Duration.ofMinutes(10), i -> new OrderItem("sku-tea-500g", 2));
-    stack.app().timers().remove(missed);
-    stack.app().timers().remove(lost);
+    stack.app().timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, missed);
+    stack.app().timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, lost);
     Map<String, Object> schedule =
         Json.MAPPER.readValue(new File("../../events/compensation-schedule.json"), Map.class);
 
@@ -56,7 +58,8 @@ class CompensationHandlerTest {
     assertThat(report.path("failures")).isEmpty();
     assertThat(report.path("durationMs").asLong()).isNotNegative();
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'")).isEqualTo(3);
-    assertThat(stack.app().timers().size()).isEqualTo(2);
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT))
+        .isEqualTo(2);
     assertThat(stack.app().metrics().counter("compensation_missed_by_redis")).isEqualTo(3);
   }
 }

@@ -163,26 +163,24 @@ public final class OrderApiHandler extends HttpApiHandler {
   }
 
   /**
-   * The routes of one order, scoped here and only here: an order that is not {@code tenant}'s
-   * answers the same 404 as a missing one before any use case runs, so it reads and changes nothing
-   * of another tenant's.
+   * The routes of one order of {@code tenant}. Every use case reads and writes by (tenant, order
+   * id), the tables' keys: another tenant's order of the same id is another order, and one that
+   * only another tenant has answers the same 404 as a missing one.
    */
   private APIGatewayV2HTTPResponse orderRoute(
       String routeKey, APIGatewayV2HTTPEvent event, String tenant) {
     String orderId = pathId(event);
-    if (!api.orders().owns(tenant, orderId)) {
-      throw notFound(orderId);
-    }
+    LifecycleRoutes life = api.lifecycle();
     return switch (routeKey) {
-      case GET -> get(orderId);
-      case PREPAY -> prepay(event, orderId);
-      case CANCEL -> cancel(orderId);
+      case GET -> get(tenant, orderId);
+      case PREPAY -> prepay(event, tenant, orderId);
+      case CANCEL -> cancel(tenant, orderId);
       case EVENTS -> respond(200, api.timeline().answer(tenant, orderId));
-      case SHIP -> answer(api.lifecycle().ship(orderId, body(event)));
-      case RECEIPT -> answer(api.lifecycle().confirmReceipt(orderId, body(event)));
-      case EXTEND_RECEIPT -> answer(api.lifecycle().extendReceipt(orderId, body(event)));
-      case OPEN_AFTER_SALE -> answer(api.lifecycle().openAfterSale(orderId, body(event)));
-      case RESOLVE_AFTER_SALE -> answer(api.lifecycle().resolveAfterSale(orderId, body(event)));
+      case SHIP -> answer(life.ship(tenant, orderId, body(event)));
+      case RECEIPT -> answer(life.confirmReceipt(tenant, orderId, body(event)));
+      case EXTEND_RECEIPT -> answer(life.extendReceipt(tenant, orderId, body(event)));
+      case OPEN_AFTER_SALE -> answer(life.openAfterSale(tenant, orderId, body(event)));
+      case RESOLVE_AFTER_SALE -> answer(life.resolveAfterSale(tenant, orderId, body(event)));
       default -> throw unrouted(routeKey, event);
     };
   }
@@ -239,16 +237,17 @@ public final class OrderApiHandler extends HttpApiHandler {
     return new ApiError(404, "ROUTE_NOT_FOUND", "no route " + method(event) + " " + path(event));
   }
 
-  private APIGatewayV2HTTPResponse prepay(APIGatewayV2HTTPEvent event, String orderId) {
+  private APIGatewayV2HTTPResponse prepay(
+      APIGatewayV2HTTPEvent event, String tenant, String orderId) {
     byte[] body = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
     PrepayRequests.PrepayRequest request = PrepayRequests.parse(body);
     MiniProgramPayment payment =
-        api.prepays().prepay(orderId, request.openId(), request.description());
+        api.prepays().prepay(tenant, orderId, request.openId(), request.description());
     return respond(200, Json.write(PrepayRequests.view(orderId, payment)));
   }
 
-  private APIGatewayV2HTTPResponse cancel(String orderId) {
-    CancelOrderService.Outcome outcome = api.cancels().request(orderId);
+  private APIGatewayV2HTTPResponse cancel(String tenant, String orderId) {
+    CancelOrderService.Outcome outcome = api.cancels().request(tenant, orderId);
     var view = OrderViews.of(outcome.order());
     if (outcome.accepted()) {
       view.put("cancel", "REQUESTED");
@@ -263,13 +262,13 @@ public final class OrderApiHandler extends HttpApiHandler {
     return respond(placed.created() ? 201 : 200, Json.write(OrderViews.of(placed.order())));
   }
 
-  private APIGatewayV2HTTPResponse get(String orderId) {
-    Order order = api.orders().find(orderId).orElseThrow(() -> notFound(orderId));
+  private APIGatewayV2HTTPResponse get(String tenant, String orderId) {
+    Order order = api.orders().find(tenant, orderId).orElseThrow(() -> notFound(orderId));
     ObjectNode view = OrderViews.of(order);
     if (order.status().paid() && order.status() != OrderStatus.PAID) {
       // shipped or later: the lifecycle fields too (one more read, only for these orders)
       api.lifecycle()
-          .lifecycle(orderId)
+          .lifecycle(tenant, orderId)
           .ifPresent(life -> LifecycleRoutes.putLifecycle(view, life));
     }
     return respond(200, Json.write(view));

@@ -6,6 +6,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
@@ -91,7 +92,7 @@ class LifecycleRoutesTest {
     state.add("## redis");
     state.addAll(stack.redisState());
     for (DeadlineKind kind : DeadlineKind.values()) {
-      state.add(kind + " " + stack.app().timers().size(kind));
+      state.add(kind + " " + stack.app().timers().size(TenantIds.DEFAULT, kind));
     }
     return state;
   }
@@ -141,7 +142,11 @@ class LifecycleRoutesTest {
     assertThat(payload.get("carrier").asText()).isEqualTo("SF");
     assertThat(payload.get("receiveDueAt").asLong())
         .isEqualTo(at(body, "receiveDueAt").toEpochMilli());
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord-ship-1"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord-ship-1"))
         .hasValue(at(body, "receiveDueAt").toEpochMilli());
 
     List<String> before = everything();
@@ -255,8 +260,17 @@ class LifecycleRoutesTest {
         .containsExactly("RECEIVED|USER|7|");
     assertThat(stack.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'received'"))
         .isEqualTo(1);
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord-recv-1")).isEmpty();
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, "ord-recv-1"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord-recv-1"))
+        .isEmpty();
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, "ord-recv-1"))
         .hasValue(at(body, "completeDueAt").toEpochMilli());
 
     List<String> before = everything();
@@ -293,7 +307,11 @@ class LifecycleRoutesTest {
   void extendingMovesTheReceiptDeadlineLaterOnceAndASecondExtensionIs409() throws Exception {
     shipped("ord-ext-1");
     long dueBefore =
-        stack.app().timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord-ext-1").orElseThrow();
+        stack
+            .app()
+            .timers()
+            .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord-ext-1")
+            .orElseThrow();
 
     APIGatewayV2HTTPResponse extended = call(OrderApiHandler.EXTEND_RECEIPT, "ord-ext-1", null);
 
@@ -303,7 +321,11 @@ class LifecycleRoutesTest {
     assertThat(body.get("changed").asBoolean()).isTrue();
     assertThat(at(body, "receiveDueAt").toEpochMilli()).isEqualTo(dueBefore + 3 * DAY_MS);
     assertThat(body.get("receiptExtendedAt").isNull()).isFalse();
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord-ext-1"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord-ext-1"))
         .hasValue(dueBefore + 3 * DAY_MS);
     assertThat(stack.count("SELECT COUNT(*) FROM outbox WHERE event_type = 'receipt_extended'"))
         .isEqualTo(1);
@@ -348,7 +370,12 @@ class LifecycleRoutesTest {
     assertThat(open.get("changed").asBoolean()).isTrue();
     assertThat(open.get("afterSales").asInt()).isEqualTo(1);
     assertThat(open.get("afterSaleOpenedAt").isNull()).isFalse();
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, "ord-as-1")).isEmpty();
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, "ord-as-1"))
+        .isEmpty();
 
     List<String> whileOpen = everything();
     APIGatewayV2HTTPResponse openAgain = call(OrderApiHandler.OPEN_AFTER_SALE, "ord-as-1", "{}");
@@ -365,7 +392,11 @@ class LifecycleRoutesTest {
     assertThat(body.get("afterSaleOpenedAt").isNull()).isTrue();
     // completion moved later by the time the request stayed open, never earlier
     assertThat(at(body, "completeDueAt")).isAfterOrEqualTo(at(open, "completeDueAt"));
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.AUTO_COMPLETE, "ord-as-1"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_COMPLETE, "ord-as-1"))
         .hasValue(at(body, "completeDueAt").toEpochMilli());
     assertThat(
             stack.dump(
@@ -422,7 +453,7 @@ class LifecycleRoutesTest {
                     stack
                         .app()
                         .timers()
-                        .deadlineOf(DeadlineKind.AUTO_RECEIPT, "ord-get-1")
+                        .deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "ord-get-1")
                         .orElseThrow())
                 .toString());
     assertThat(shipped.get("items")).hasSize(1);
@@ -467,7 +498,11 @@ class LifecycleRoutesTest {
                     + " FROM coupons"
                     + " WHERE coupon_id = 'cp-summer-30'"))
         .containsExactly("default|u1|AVAILABLE|2030-06-30 16:00:00.000000|");
-    assertThat(stack.app().timers().deadlineOf(DeadlineKind.COUPON_EXPIRY, "cp-summer-30"))
+    assertThat(
+            stack
+                .app()
+                .timers()
+                .deadlineOf(TenantIds.DEFAULT, DeadlineKind.COUPON_EXPIRY, "cp-summer-30"))
         .hasValue(until.toEpochMilli());
 
     List<String> before = everything();

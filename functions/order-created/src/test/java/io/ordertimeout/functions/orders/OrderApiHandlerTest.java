@@ -6,6 +6,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.util.Json;
@@ -84,7 +85,8 @@ class OrderApiHandlerTest {
     assertThat(stack.count("SELECT COUNT(*) FROM order_snapshots")).isEqualTo(1);
     // the default timeout is 15 minutes, and the timer holds the deadline the order has
     long expireAt = java.time.Instant.parse(body.get("expireAt").asText()).toEpochMilli();
-    assertThat(stack.app().timers().deadlineOf("wx20261130000001")).hasValue(expireAt);
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "wx20261130000001"))
+        .hasValue(expireAt);
   }
 
   @Test
@@ -132,7 +134,7 @@ class OrderApiHandlerTest {
     stack.update(
         "UPDATE orders SET status = 'PAID', paid_at = NOW(3) WHERE order_id = 'paid-000001'");
     stack.update(
-        "INSERT INTO stock_movements (order_id, sku_id, kind, quantity) VALUES ('paid-000001', 'sku-cup', 'SELL', 1)");
+        "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity) VALUES ('default', 'paid-000001', 'sku-cup', 'SELL', 1)");
     stack.update(
         "UPDATE stock SET reserved = reserved - 1, sold = sold + 1 WHERE sku_id = 'sku-cup'");
     List<String> before = stack.databaseState();
@@ -151,7 +153,10 @@ class OrderApiHandlerTest {
     stack
         .app()
         .closer()
-        .close(List.of("closed-0001"), io.ordertimeout.domain.CloseReason.USER_CANCEL);
+        .close(
+            TenantIds.DEFAULT,
+            List.of("closed-0001"),
+            io.ordertimeout.domain.CloseReason.USER_CANCEL);
 
     APIGatewayV2HTTPResponse closed = cancel("closed-0001");
     APIGatewayV2HTTPResponse unknown = cancel("nobody-0001");

@@ -8,6 +8,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
@@ -103,7 +104,13 @@ class PrepayRouteTest {
     assertThat(json(again).get("nonceStr").asText()).isNotEqualTo(p.get("nonceStr").asText());
     // time_expire is the order's deadline (WeChat keeps it to the second)
     long expireAt =
-        stack.app().orders().find("prepay-0001").orElseThrow().expireAt().getEpochSecond();
+        stack
+            .app()
+            .orders()
+            .find(TenantIds.DEFAULT, "prepay-0001")
+            .orElseThrow()
+            .expireAt()
+            .getEpochSecond();
     assertThat(wechat.trade("prepay-0001").orElseThrow().timeExpire().getEpochSecond())
         .isEqualTo(expireAt);
   }
@@ -111,11 +118,14 @@ class PrepayRouteTest {
   @Test
   void closedPaidAndExpiredOrdersAreConflictsAndUnknownIs404() throws Exception {
     stack.place("closed-0001", "u1", 600, null, new OrderItem("sku-tea", 1));
-    stack.app().closer().close(List.of("closed-0001"), CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, List.of("closed-0001"), CloseReason.USER_CANCEL);
     stack.place("paid-000001", "u1", 600, null, new OrderItem("sku-tea", 1));
     prepay("paid-000001", openIdBody());
     wechat.pay("paid-000001");
-    stack.app().closer().close(List.of("paid-000001"), CloseReason.USER_CANCEL); // -> paid path
+    stack
+        .app()
+        .closer()
+        .close(TenantIds.DEFAULT, List.of("paid-000001"), CloseReason.USER_CANCEL); // -> paid path
     stack.place("expired-001", "u1", 600, null, new OrderItem("sku-tea", 1));
     expireNow(stack, "expired-001");
     int prepays = wechat.callCount(Endpoint.PREPAY);

@@ -6,6 +6,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.config.TenantSettings;
 import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
@@ -69,6 +70,7 @@ class TenantScopeTest {
             c -> c.toBuilder().tenants(TenantSettings.parse(PRINCIPALS)).build(),
             null);
     for (String t : List.of("a", "b", "c")) {
+      stack.app().tenants().onboard("shop-" + t);
       stack.update(
           "INSERT INTO stock (sku_id, tenant_id, available, total) VALUES (?, ?, 20, 20)",
           "sku-" + t,
@@ -158,7 +160,7 @@ class TenantScopeTest {
     state.add("## redis");
     state.addAll(stack.redisState());
     for (DeadlineKind kind : DeadlineKind.values()) {
-      state.add(kind + " " + stack.app().timers().size(kind));
+      state.add(kind + " " + stack.app().timers().size(TenantIds.DEFAULT, kind));
     }
     return state;
   }

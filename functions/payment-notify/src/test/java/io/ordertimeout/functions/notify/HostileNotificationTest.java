@@ -7,6 +7,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
@@ -178,7 +179,7 @@ class HostileNotificationTest extends WeChatStackFixture {
   /** Places and prepays an order, and the user pays at WeChat; its notification is ours to send. */
   private Genuine paidAtWeChat(String orderId) {
     stack.place(orderId, "u1", 600, null, new OrderItem("sku-tea", 1));
-    stack.app().prepays().prepay(orderId, "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o", null);
     wechat.pay(orderId); // no webhook set: the simulator's own delivery goes nowhere
     return new Genuine(orderId, wechat.notification(orderId).build());
   }

@@ -8,6 +8,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.testing.LambdaTestContext;
@@ -56,7 +57,7 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
   /** Places and prepays (through the prepay use case) an order of 100 fen, then the user pays. */
   private String paidOrder(String orderId, String couponId) {
     stack.place(orderId, "u1", 600, couponId, new OrderItem("sku-tea", 2));
-    stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
     wechat.pay(orderId); // no webhook set: the simulator's own delivery is lost, tests send
     return orderId;
   }
@@ -147,7 +148,7 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
         .containsExactly("sku-tea|SELL|2|");
     assertThat(stack.dump("SELECT available, reserved, sold FROM stock")).containsExactly("8|0|2|");
     assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("USED|");
-    assertThat(stack.app().timers().deadlineOf("pay-000001")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pay-000001")).isEmpty();
   }
 
   @Test
@@ -280,7 +281,7 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
     stack.seedSku("sku-cup", 10);
     stack.place(
         "dup-000001", "u1", 600, "cp-1", new OrderItem("sku-tea", 2), new OrderItem("sku-cup", 1));
-    stack.app().prepays().prepay("dup-000001", OPEN_ID, null);
+    stack.app().prepays().prepay(TenantIds.DEFAULT, "dup-000001", OPEN_ID, null);
     wechat.pay("dup-000001");
     List<SignedNotification> copies = new ArrayList<>();
     for (int i = 0; i < 15; i++) {
@@ -311,7 +312,8 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
     expireNow(stack, "before-0001");
     int calls = wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE);
 
-    var result = stack.app().closer().close(List.of("before-0001"), CloseReason.TIMEOUT);
+    var result =
+        stack.app().closer().close(TenantIds.DEFAULT, List.of("before-0001"), CloseReason.TIMEOUT);
 
     assertThat(result.alreadyFinal()).containsExactly("before-0001");
     assertThat(wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE))
@@ -322,7 +324,7 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
   @Test
   void aPaymentAfterTheCloseIsRecordedOnceRefundedAndNeverReopensStock() {
     stack.place("after-00001", "u1", 600, "cp-1", new OrderItem("sku-tea", 2));
-    stack.app().closer().close(List.of("after-00001"), CloseReason.USER_CANCEL);
+    stack.app().closer().close(TenantIds.DEFAULT, List.of("after-00001"), CloseReason.USER_CANCEL);
     // a prepay that raced the cancel reached WeChat anyway, and the user paid it
     stack
         .app()

@@ -100,6 +100,7 @@ class TenantWebhookTest extends WeChatStackFixture {
   void setUp() {
     stack.seedSku("sku-tea", 10); // the default tenant's
     for (String tenant : List.of(A, B)) {
+      stack.app().tenants().onboard(tenant);
       stack.update(
           "INSERT INTO stock (sku_id, tenant_id, available, total) VALUES (?, ?, 10, 10)",
           "sku-" + tenant,
@@ -177,7 +178,7 @@ class TenantWebhookTest extends WeChatStackFixture {
                 null,
                 100,
                 600));
-    stack.app().prepays().prepay(orderId, OPEN_ID, null);
+    stack.app().prepays().prepay(tenantId, orderId, OPEN_ID, null);
     (B.equals(tenantId) ? wechatB : wechat).pay(orderId);
   }
 
@@ -286,9 +287,9 @@ class TenantWebhookTest extends WeChatStackFixture {
 
     APIGatewayV2HTTPResponse r = deliverTo(A, wechat.notification("b-victim-01").build());
 
-    // verified with A's keys, then refused by the paid path: the order is not shop-a's
-    assertThat(r.getStatusCode()).isEqualTo(400);
-    assertThat(failMessage(r)).contains("TENANT_MISMATCH");
+    // verified with A's keys, then refused by the paid path: shop-a has no such order
+    assertThat(r.getStatusCode()).isEqualTo(404);
+    assertThat(failMessage(r)).contains("UNKNOWN_ORDER");
     assertThat(everything()).isEqualTo(before);
     assertThat(order("b-victim-01")).isEqualTo("shop-b|UNPAID|null|");
     assertThat(stack.count("SELECT COUNT(*) FROM paid_after_close")).isZero();
@@ -348,8 +349,8 @@ class TenantWebhookTest extends WeChatStackFixture {
 
     // shop-a's order (same keys as default) at the old URL: verified, then not default's order
     APIGatewayV2HTTPResponse other = deliverToOldUrl(wechat.notification("a-old-00001").build());
-    assertThat(other.getStatusCode()).isEqualTo(400);
-    assertThat(failMessage(other)).contains("TENANT_MISMATCH");
+    assertThat(other.getStatusCode()).isEqualTo(404);
+    assertThat(failMessage(other)).contains("UNKNOWN_ORDER");
     assertThat(everything()).isEqualTo(before);
 
     assertThat(deliverToOldUrl(wechat.notification("d-old-00001").build()).getStatusCode())

@@ -7,6 +7,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.aws.Invocation;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.functions.orders.OrderApiHandler;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.testing.LambdaTestContext;
@@ -141,7 +142,7 @@ class StreamConsumerHandlerTest {
         .containsExactly("AVAILABLE|null|");
     assertThat(again.getStatusCode()).isEqualTo(200);
     assertThat(Json.MAPPER.readTree(again.getBody()).get("status").asText()).isEqualTo("CLOSED");
-    assertThat(stack.app().timers().deadlineOf("wx20261130000001")).isEmpty();
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "wx20261130000001")).isEmpty();
     var redis = stack.app().redis().sync();
     String key = stack.app().stream().key();
     // created, cancel_requested, closed; all acknowledged by the group

@@ -6,6 +6,8 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.functions.orders.OrderApiHandler;
 import io.ordertimeout.testing.LambdaTestContext;
 import io.ordertimeout.testing.TestStack;
@@ -66,6 +68,6 @@ class TimeoutSweepHandlerTest {
         .containsExactly("AVAILABLE|null|");
     assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
         .isEqualTo(2);
-    assertThat(stack.app().timers().size()).isZero();
+    assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
   }
 }

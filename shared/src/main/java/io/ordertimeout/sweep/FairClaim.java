@@ -1,0 +1,89 @@
+package io.ordertimeout.sweep;
+
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.redis.TimerIndex.TimerSet;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Claims a shard's due timers of every tenant and kind, sharing each kind's budget between tenants
+ * so that one tenant's backlog cannot delay another's deadlines (issue 18: a flash sale of 50,000
+ * orders due in one second must not hold back another tenant's closes behind it).
+ *
+ * <p>First call: every tenant may claim an equal share of the kind's budget ({@code budget /
+ * tenants}, at least 1). Second call, only when some tenant took its whole share and budget is left
+ * over: the leftover is shared by those tenants. So an idle tenant costs one empty range read, a
+ * lone busy tenant still gets the whole budget (in two round trips instead of one), and a busy
+ * tenant next to another never takes more than the budget minus what the other's due timers need.
+ */
+final class FairClaim {
+  /** What one shard's claim took, and whether some tenant may have more due already. */
+  record Claimed(Map<TimerSet, List<String>> sets, boolean full) {}
+
+  private FairClaim() {}
+
+  static Claimed claim(
+      TimerIndex timers,
+      int shard,
+      long nowMillis,
+      long leaseMillis,
+      List<String> tenants,
+      Map<DeadlineKind, Integer> budgets) {
+    Map<TimerSet, Integer> shares = new LinkedHashMap<>();
+    budgets.forEach(
+        (kind, budget) -> {
+          int share = budget <= 0 ? 0 : Math.max(1, budget / tenants.size());
+          tenants.forEach(t -> shares.put(new TimerSet(t, kind), share));
+        });
+    Map<TimerSet, List<String>> got = new LinkedHashMap<>();
+    timers
+        .claimDue(shard, nowMillis, leaseMillis, shares)
+        .forEach((set, ids) -> got.put(set, new ArrayList<>(ids)));
+    Map<TimerSet, Integer> seconds = leftovers(budgets, shares, got);
+    if (!seconds.isEmpty()) {
+      timers
+          .claimDue(shard, nowMillis, leaseMillis, seconds)
+          .forEach((set, ids) -> got.get(set).addAll(ids));
+    }
+    boolean full = false;
+    for (Map.Entry<TimerSet, List<String>> set : got.entrySet()) {
+      int limit = shares.get(set.getKey()) + seconds.getOrDefault(set.getKey(), 0);
+      full |= limit > 0 && set.getValue().size() >= limit;
+    }
+    return new Claimed(got, full);
+  }
+
+  /**
+   * The second call's limits: each kind's unused budget, shared by the tenants that filled theirs.
+   */
+  private static Map<TimerSet, Integer> leftovers(
+      Map<DeadlineKind, Integer> budgets,
+      Map<TimerSet, Integer> shares,
+      Map<TimerSet, List<String>> got) {
+    Map<TimerSet, Integer> seconds = new LinkedHashMap<>();
+    budgets.forEach(
+        (kind, budget) -> {
+          int used = 0;
+          List<TimerSet> hungry = new ArrayList<>();
+          for (Map.Entry<TimerSet, Integer> share : shares.entrySet()) {
+            if (share.getKey().kind() != kind) {
+              continue;
+            }
+            int took = got.get(share.getKey()).size();
+            used += took;
+            if (share.getValue() > 0 && took >= share.getValue()) {
+              hungry.add(share.getKey());
+            }
+          }
+          int left = budget - used;
+          if (left > 0 && !hungry.isEmpty()) {
+            int each = Math.max(1, left / hungry.size());
+            hungry.forEach(set -> seconds.put(set, each));
+          }
+        });
+    return seconds;
+  }
+}

@@ -1,0 +1,93 @@
+package io.ordertimeout.sweep;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.redis.TimerIndex;
+import io.ordertimeout.redis.TimerIndex.TimerSet;
+import io.ordertimeout.testing.TestStack;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Issue 18 item 4: a tenant's backlog takes at most what other tenants' due timers leave of a
+ * shard's claim budget, and a tenant alone still gets all of it.
+ */
+class FairClaimTest {
+  private static final TimerSet A = new TimerSet("shop-a", DeadlineKind.PAYMENT_TIMEOUT);
+  private static final TimerSet B = new TimerSet("shop-b", DeadlineKind.PAYMENT_TIMEOUT);
+
+  private final TestStack stack = TestStack.create("fair-claim");
+  private final TimerIndex timers = stack.app().timers();
+  private final long now = stack.app().time().nowMillis();
+
+  @AfterEach
+  void tearDown() {
+    stack.close();
+  }
+
+  /** {@code count} due timers of {@code set} in shard 0 (ids chosen to land there). */
+  private void due(TimerSet set, String prefix, int count) {
+    Map<String, Long> deadlines = new HashMap<>();
+    for (int i = 0; deadlines.size() < count; i++) {
+      String id = prefix + i;
+      if (timers.shardOf(id) == 0) {
+        deadlines.put(id, now - 1_000 - i);
+      }
+    }
+    timers.scheduleAll(set.tenantId(), set.kind(), deadlines);
+  }
+
+  private FairClaim.Claimed claim(List<String> tenants, int budget) {
+    return FairClaim.claim(
+        timers, 0, now, 30_000, tenants, Map.of(DeadlineKind.PAYMENT_TIMEOUT, budget));
+  }
+
+  @Test
+  void aFlashSaleLeavesAnotherTenantsDueTimersTheirShare() {
+    due(A, "sale-", 1_000);
+    due(B, "steady-", 5);
+
+    FairClaim.Claimed claimed = claim(List.of("shop-a", "shop-b"), 200);
+
+    assertThat(claimed.sets().get(B)).hasSize(5);
+    assertThat(claimed.sets().get(A)).hasSize(195);
+    assertThat(claimed.full()).isTrue();
+    // claimed timers are leased (score now + lease): the next claim sees none of them
+    FairClaim.Claimed next = claim(List.of("shop-a", "shop-b"), 200);
+    assertThat(next.sets().get(B)).isEmpty();
+    assertThat(next.sets().get(A)).hasSize(200).doesNotContainAnyElementsOf(claimed.sets().get(A));
+  }
+
+  @Test
+  void aTenantAloneGetsTheWholeBudgetAndIdleTenantsCostNothingOfIt() {
+    due(A, "sale-", 1_000);
+
+    assertThat(claim(List.of("shop-a"), 200).sets().get(A)).hasSize(200);
+    FairClaim.Claimed withIdle = claim(List.of("idle-1", "shop-a", "idle-2", "idle-3"), 200);
+    assertThat(withIdle.sets().get(A)).hasSize(200);
+    assertThat(withIdle.full()).isTrue();
+  }
+
+  @Test
+  void twoBusyTenantsShareTheBudgetEqually() {
+    due(A, "sale-", 1_000);
+    due(B, "other-", 1_000);
+
+    FairClaim.Claimed claimed = claim(List.of("shop-a", "shop-b"), 200);
+
+    assertThat(claimed.sets().get(A)).hasSize(100);
+    assertThat(claimed.sets().get(B)).hasSize(100);
+  }
+
+  @Test
+  void aShardWithNothingDueIsNotFull() {
+    due(B, "steady-", 3);
+    FairClaim.Claimed claimed = claim(List.of("shop-a", "shop-b"), 200);
+    assertThat(claimed.sets().get(B)).hasSize(3);
+    assertThat(claimed.full()).isFalse();
+  }
+}
