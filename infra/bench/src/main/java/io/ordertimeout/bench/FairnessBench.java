@@ -1,6 +1,7 @@
 package io.ordertimeout.bench;
 
 import io.ordertimeout.config.OtcConfig;
+import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
 import io.ordertimeout.wiring.Components;
@@ -121,6 +122,10 @@ public final class FairnessBench {
     try (Components first = new Components(config);
         Components second = new Components(config)) {
       DataSource ds = first.dataSource();
+      // orders of a tenant without a row in tenants are refused (V8's foreign keys), and the
+      // sweep claims the timer keys of the tenants listed there
+      first.tenants().onboard(TENANT_A);
+      first.tenants().onboard(TENANT_B);
       Map<String, Long> flash = offsets("fa-", s.flash(), s.flashSpreadMs());
       Map<String, Long> steady = offsets("sb-", s.steady(), s.steadySeconds() * 1_000L);
       TenantSeeder seeder = new TenantSeeder(ds);
@@ -190,12 +195,12 @@ public final class FairnessBench {
     for (Map.Entry<String, Long> e : offsets.entrySet()) {
       chunk.put(e.getKey(), t0 + e.getValue());
       if (chunk.size() == 50_000) {
-        app.timers().scheduleAll(chunk);
+        app.timers().scheduleAll(tenant, DeadlineKind.PAYMENT_TIMEOUT, chunk);
         chunk.clear();
       }
     }
     if (!chunk.isEmpty()) {
-      app.timers().scheduleAll(chunk);
+      app.timers().scheduleAll(tenant, DeadlineKind.PAYMENT_TIMEOUT, chunk);
     }
   }
 
@@ -281,7 +286,8 @@ public final class FairnessBench {
         after,
         all,
         events,
-        app.timers().size(),
+        app.timers().size(TENANT_A, DeadlineKind.PAYMENT_TIMEOUT)
+            + app.timers().size(TENANT_B, DeadlineKind.PAYMENT_TIMEOUT),
         overrun,
         t0,
         drained,

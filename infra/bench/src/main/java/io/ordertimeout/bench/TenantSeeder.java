@@ -3,13 +3,10 @@ package io.ordertimeout.bench;
 import io.ordertimeout.mysql.DbTime;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.LocalDateTime;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import javax.sql.DataSource;
 
 /**
@@ -17,19 +14,15 @@ import javax.sql.DataSource;
  * reserved stock of one SKU; every invariant holds), due relative to {@link
  * BenchSeeder#PLACEHOLDER_BASE}, so no deadline passes while 50,000 rows are written; {@link
  * BenchSeeder#moveTo} then shifts every tenant's deadlines to the real base in one UPDATE. Like
- * BenchSeeder, with the tenant written into each table that has a {@code tenant_id} column.
+ * BenchSeeder, for a tenant other than {@code default} (onboarded first: V8's foreign keys).
  */
 final class TenantSeeder {
   private static final int CHUNK = 2_000;
 
   private final DataSource ds;
 
-  /** The tables with a tenant_id column, read once from the schema. */
-  private final Set<String> tenantTables;
-
-  TenantSeeder(DataSource ds) throws SQLException {
+  TenantSeeder(DataSource ds) {
     this.ds = ds;
-    this.tenantTables = tenantTables(ds);
   }
 
   /** {@code dueOffsets}: order id to due offset in ms from the base; one unit of {@code sku}. */
@@ -65,25 +58,15 @@ final class TenantSeeder {
                     + " 100, REPEAT('0', 64), ?, ?)");
         PreparedStatement it =
             c.prepareStatement(
-                "INSERT INTO order_items (order_id, sku_id, quantity"
-                    + tenantColumn("order_items")
-                    + ") VALUES (?, ?, 1"
-                    + tenantValue("order_items")
-                    + ")");
+                "INSERT INTO order_items (order_id, sku_id, quantity, tenant_id) VALUES (?, ?, 1, ?)");
         PreparedStatement led =
             c.prepareStatement(
-                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity"
-                    + tenantColumn("stock_movements")
-                    + ") VALUES (?, ?, 'RESERVE', 1"
-                    + tenantValue("stock_movements")
-                    + ")");
+                "INSERT INTO stock_movements (order_id, sku_id, kind, quantity, tenant_id)"
+                    + " VALUES (?, ?, 'RESERVE', 1, ?)");
         PreparedStatement snap =
             c.prepareStatement(
-                "INSERT INTO order_snapshots (order_id, snapshot, checksum"
-                    + tenantColumn("order_snapshots")
-                    + ") VALUES (?, '{}', REPEAT('0', 64)"
-                    + tenantValue("order_snapshots")
-                    + ")")) {
+                "INSERT INTO order_snapshots (order_id, snapshot, checksum, tenant_id)"
+                    + " VALUES (?, '{}', REPEAT('0', 64), ?)")) {
       for (Map.Entry<String, Long> row : chunk) {
         LocalDateTime expireAt = BenchSeeder.PLACEHOLDER_BASE.plusNanos(row.getValue() * 1_000_000);
         o.setString(1, row.getKey());
@@ -94,15 +77,11 @@ final class TenantSeeder {
         for (PreparedStatement ps : new PreparedStatement[] {it, led}) {
           ps.setString(1, row.getKey());
           ps.setString(2, sku);
-          if (tenantTables.contains(ps == it ? "order_items" : "stock_movements")) {
-            ps.setString(3, tenant);
-          }
+          ps.setString(3, tenant);
           ps.addBatch();
         }
         snap.setString(1, row.getKey());
-        if (tenantTables.contains("order_snapshots")) {
-          snap.setString(2, tenant);
-        }
+        snap.setString(2, tenant);
         snap.addBatch();
       }
       o.executeBatch();
@@ -110,28 +89,5 @@ final class TenantSeeder {
       led.executeBatch();
       snap.executeBatch();
     }
-  }
-
-  private String tenantColumn(String table) {
-    return tenantTables.contains(table) ? ", tenant_id" : "";
-  }
-
-  private String tenantValue(String table) {
-    return tenantTables.contains(table) ? ", ?" : "";
-  }
-
-  private static Set<String> tenantTables(DataSource ds) throws SQLException {
-    Set<String> out = new HashSet<>();
-    try (Connection c = ds.getConnection();
-        PreparedStatement ps =
-            c.prepareStatement(
-                "SELECT table_name AS t FROM information_schema.columns"
-                    + " WHERE table_schema = DATABASE() AND column_name = 'tenant_id'");
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        out.add(rs.getString("t").toLowerCase(java.util.Locale.ROOT));
-      }
-    }
-    return out;
   }
 }
