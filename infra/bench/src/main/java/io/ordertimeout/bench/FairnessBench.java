@@ -108,7 +108,16 @@ public final class FairnessBench {
   public static void main(String[] args) throws Exception {
     Settings settings = Settings.parse(args);
     System.out.println("load before: " + TriggerBench.loadAverage());
-    Result r = run(settings, EmbeddedServers.get());
+    Result r;
+    try {
+      r = run(settings, EmbeddedServers.get());
+    } catch (Exception | Error e) {
+      // exec:java reports a failed main only after every non-daemon thread ended, and the
+      // embedded MariaDB's process watcher never ends: print it and exit instead of hanging
+      e.printStackTrace();
+      System.exit(2);
+      return;
+    }
     System.out.println("load after: " + TriggerBench.loadAverage());
     System.out.print(table(r));
     System.out.println(r.exactlyOnce() ? "exactly once: OK" : "exactly once: FAILED");
