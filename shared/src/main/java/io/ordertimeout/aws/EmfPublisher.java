@@ -28,6 +28,12 @@ import org.HdrHistogram.HistogramIterationValue;
  * values, and the latencies recorded since (as value arrays, from which CloudWatch computes p99).
  * Every metric goes out with two dimension sets: per function, and service-wide (no dimension),
  * which is what the alarms in template.yaml read.
+ *
+ * <p>Close lag and timer backlog are also recorded per tenant ({@link Metrics#recordMillis(String,
+ * String, long)}, {@link Metrics#gaugeByTenant}): those go out in documents of their own, with the
+ * one dimension set {@code [Tenant]} (at most 20 tenants and "(other)" per environment,
+ * metrics.TenantLabels). Those documents do not declare the empty set, so the service-wide series
+ * the alarms read counts each value once, from the undimensioned documents.
  */
 public final class EmfPublisher {
   /** EMF: a metric directive holds at most 100 metrics, and a value array at most 100 values. */
@@ -39,6 +45,15 @@ public final class EmfPublisher {
    */
   static final int MAX_SAMPLES = 10_000;
 
+  /**
+   * The same per tenant label and histogram: up to 21 labels x 10 documents, ~170 KB of log per
+   * flush at most on top of the undimensioned series. 1,000 samples keep a p99 to within a sample.
+   */
+  static final int MAX_TENANT_SAMPLES = 1_000;
+
+  /** The dimension of the per-tenant series. */
+  static final String TENANT = "Tenant";
+
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
   private final Metrics metrics;
@@ -46,6 +61,7 @@ public final class EmfPublisher {
   private final LongSupplier clock;
   private final Map<String, Long> lastCounters = new HashMap<>();
   private final Map<String, Histogram> lastHistograms = new HashMap<>();
+  private final Map<String, Map<String, Histogram>> lastTenantHistograms = new HashMap<>();
 
   public EmfPublisher(Metrics metrics, Consumer<String> sink, LongSupplier clock) {
     this.metrics = metrics;
@@ -72,7 +88,39 @@ public final class EmfPublisher {
       out.add(doc.toString());
     }
     histogramDeltas()
-        .forEach((name, delta) -> out.addAll(histogram(functionName, timestamp, name, delta)));
+        .forEach(
+            (name, delta) ->
+                out.addAll(histogram(functionName, timestamp, null, name, delta, MAX_SAMPLES)));
+    metrics
+        .tenantGauges()
+        .forEach(
+            (tenant, gauges) -> {
+              ObjectNode doc = document(functionName, timestamp, tenant);
+              // a handful of tenant gauges (the backlog), far under the 100 a directive holds
+              gauges.forEach(
+                  (name, value) -> {
+                    declare(doc, name, "Count");
+                    doc.put(name, value);
+                  });
+              out.add(doc.toString());
+            });
+    metrics
+        .tenantHistograms()
+        .forEach(
+            (tenant, byName) ->
+                byName.forEach(
+                    (name, total) -> {
+                      Histogram delta =
+                          delta(
+                              lastTenantHistograms.computeIfAbsent(tenant, k -> new HashMap<>()),
+                              name,
+                              total);
+                      if (delta.getTotalCount() > 0) {
+                        out.addAll(
+                            histogram(
+                                functionName, timestamp, tenant, name, delta, MAX_TENANT_SAMPLES));
+                      }
+                    }));
     return out;
   }
 
@@ -96,11 +144,7 @@ public final class EmfPublisher {
         .histograms()
         .forEach(
             (name, total) -> {
-              Histogram delta = total.copy();
-              Histogram previous = lastHistograms.put(name, total.copy());
-              if (previous != null) {
-                delta.subtract(previous);
-              }
+              Histogram delta = delta(lastHistograms, name, total);
               if (delta.getTotalCount() > 0) {
                 out.put(name, delta);
               }
@@ -108,11 +152,22 @@ public final class EmfPublisher {
     return out;
   }
 
-  private List<String> histogram(String functionName, long timestamp, String name, Histogram h) {
-    List<Long> samples = samples(h);
+  /** What {@code total} holds beyond the copy kept at the last flush; keeps a copy of it. */
+  private static Histogram delta(Map<String, Histogram> last, String name, Histogram total) {
+    Histogram delta = total.copy();
+    Histogram previous = last.put(name, total.copy());
+    if (previous != null) {
+      delta.subtract(previous);
+    }
+    return delta;
+  }
+
+  private List<String> histogram(
+      String functionName, long timestamp, String tenant, String name, Histogram h, int cap) {
+    List<Long> samples = samples(h, cap);
     List<String> out = new ArrayList<>();
     for (int i = 0; i < samples.size(); i += MAX_PER_DOCUMENT) {
-      ObjectNode doc = document(functionName, timestamp);
+      ObjectNode doc = document(functionName, timestamp, tenant);
       declare(doc, name, "Milliseconds");
       ArrayNode values = doc.putArray(name);
       samples.subList(i, Math.min(samples.size(), i + MAX_PER_DOCUMENT)).forEach(values::add);
@@ -123,11 +178,16 @@ public final class EmfPublisher {
 
   /** The recorded values, each repeated by its count (scaled to at most ~MAX_SAMPLES in all). */
   static List<Long> samples(Histogram h) {
+    return samples(h, MAX_SAMPLES);
+  }
+
+  /** The recorded values, each repeated by its count (scaled to at most ~{@code cap} in all). */
+  static List<Long> samples(Histogram h, int cap) {
     long total = h.getTotalCount();
     List<Long> out = new ArrayList<>();
     for (HistogramIterationValue v : h.recordedValues()) {
       long count = v.getCountAtValueIteratedTo();
-      long scaled = total <= MAX_SAMPLES ? count : ceilDiv(count * MAX_SAMPLES, total);
+      long scaled = total <= cap ? count : ceilDiv(count * cap, total);
       long value = h.medianEquivalentValue(v.getValueIteratedTo());
       for (long i = 0; i < scaled; i++) {
         out.add(value);
@@ -141,13 +201,26 @@ public final class EmfPublisher {
   }
 
   private static ObjectNode document(String functionName, long timestamp) {
+    return document(functionName, timestamp, null);
+  }
+
+  /**
+   * A document's metadata: {@code tenant} null gives the per-function and service-wide sets, a
+   * tenant label the {@code [Tenant]} set alone.
+   */
+  private static ObjectNode document(String functionName, long timestamp, String tenant) {
     ObjectNode doc = MAPPER.createObjectNode();
     ObjectNode directive =
         doc.putObject("_aws").put("Timestamp", timestamp).putArray("CloudWatchMetrics").addObject();
     directive.put("Namespace", MetricNames.NAMESPACE);
     ArrayNode dimensions = directive.putArray("Dimensions");
-    dimensions.addArray().add("FunctionName");
-    dimensions.addArray();
+    if (tenant == null) {
+      dimensions.addArray().add("FunctionName");
+      dimensions.addArray();
+    } else {
+      dimensions.addArray().add(TENANT);
+      doc.put(TENANT, tenant);
+    }
     directive.putArray("Metrics");
     doc.put("FunctionName", functionName);
     return doc;

@@ -7,6 +7,7 @@ import io.ordertimeout.domain.ClosedOrder;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.OrderStatus;
+import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Statements;
@@ -253,7 +254,10 @@ public final class OrderCloser {
     if (reason == CloseReason.TIMEOUT) {
       result.closed().stream()
           .filter(closed -> !cancelRequested.contains(closed.orderId()))
-          .forEach(closed -> metrics.recordMillis("close_lag_ms", closed.lagMillis()));
+          // undimensioned (CloseLagP99Alarm) and per tenant, bounded (metrics.TenantLabels)
+          .forEach(
+              closed ->
+                  metrics.recordMillis(MetricNames.CLOSE_LAG_MS, tenantId, closed.lagMillis()));
     }
   }
 

@@ -23,6 +23,16 @@ public final class Metrics {
   private final Map<String, Histogram> totals = new ConcurrentHashMap<>();
   private final Map<String, Long> gauges = new ConcurrentHashMap<>();
 
+  /**
+   * Series with a Tenant dimension (close lag, timer backlog), keyed by tenant label then name. The
+   * labels are bounded by {@link TenantLabels}: at most 20 tenants and "(other)".
+   */
+  private final TenantLabels tenants = new TenantLabels();
+
+  private final Map<String, Map<String, Recorder>> tenantRecorders = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Histogram>> tenantTotals = new ConcurrentHashMap<>();
+  private final Map<String, Map<String, Long>> tenantGauges = new ConcurrentHashMap<>();
+
   public void count(String name, long delta) {
     counters.computeIfAbsent(name, k -> new LongAdder()).add(delta);
   }
@@ -36,9 +46,24 @@ public final class Metrics {
    * Records a latency; negative values (clock noise) are recorded as 0, larger than a day as a day.
    */
   public void recordMillis(String name, long millis) {
-    recorders
+    recorders.computeIfAbsent(name, k -> new Recorder(MAX_MILLIS, 3)).recordValue(clamp(millis));
+  }
+
+  /**
+   * Records a latency of one tenant: into the undimensioned series, as {@link #recordMillis(String,
+   * long)} (the alarms read it), and into the tenant's series, under its {@link TenantLabels}
+   * label.
+   */
+  public void recordMillis(String name, String tenantId, long millis) {
+    recordMillis(name, millis);
+    tenantRecorders
+        .computeIfAbsent(tenants.label(tenantId), k -> new ConcurrentHashMap<>())
         .computeIfAbsent(name, k -> new Recorder(MAX_MILLIS, 3))
-        .recordValue(Math.max(0, Math.min(millis, MAX_MILLIS)));
+        .recordValue(clamp(millis));
+  }
+
+  private static long clamp(long millis) {
+    return Math.max(0, Math.min(millis, MAX_MILLIS));
   }
 
   /** All counters, sorted by name. */
@@ -69,5 +94,56 @@ public final class Metrics {
   /** All gauges with their last value, sorted by name. */
   public Map<String, Long> gauges() {
     return new TreeMap<>(gauges);
+  }
+
+  /**
+   * Sets a level measured per tenant: the undimensioned gauge to the sum over every tenant, each
+   * label's gauge to the sum of its tenants (all tenants past the first 20 add up under "(other)").
+   * A label not in {@code byTenant} is set to 0: a tenant whose backlog drained must not keep
+   * publishing its last level.
+   */
+  public void gaugeByTenant(String name, Map<String, Long> byTenant) {
+    Map<String, Long> byLabel = new TreeMap<>();
+    long total = 0;
+    for (Map.Entry<String, Long> e : byTenant.entrySet()) {
+      byLabel.merge(tenants.label(e.getKey()), e.getValue(), Long::sum);
+      total += e.getValue();
+    }
+    synchronized (tenantGauges) {
+      tenantGauges.forEach((label, values) -> values.computeIfPresent(name, (k, v) -> 0L));
+      byLabel.forEach(
+          (label, value) ->
+              tenantGauges.computeIfAbsent(label, k -> new ConcurrentHashMap<>()).put(name, value));
+    }
+    gauge(name, total);
+  }
+
+  /** Per tenant label, every tenant-dimensioned gauge with its last value; sorted. */
+  public Map<String, Map<String, Long>> tenantGauges() {
+    Map<String, Map<String, Long>> out = new TreeMap<>();
+    synchronized (tenantGauges) {
+      tenantGauges.forEach((label, values) -> out.put(label, new TreeMap<>(values)));
+    }
+    return out;
+  }
+
+  /**
+   * Per tenant label, the distribution of every tenant-dimensioned latency since this registry was
+   * created (folded in as {@link #histograms()} does); sorted.
+   */
+  public synchronized Map<String, Map<String, Histogram>> tenantHistograms() {
+    Map<String, Map<String, Histogram>> out = new TreeMap<>();
+    tenantRecorders.forEach(
+        (label, byName) -> {
+          Map<String, Histogram> totals =
+              tenantTotals.computeIfAbsent(label, k -> new ConcurrentHashMap<>());
+          byName.forEach(
+              (name, recorder) ->
+                  totals
+                      .computeIfAbsent(name, k -> new Histogram(MAX_MILLIS, 3))
+                      .add(recorder.getIntervalHistogram()));
+          out.put(label, new TreeMap<>(totals));
+        });
+    return out;
   }
 }
