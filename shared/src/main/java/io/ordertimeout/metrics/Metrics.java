@@ -33,6 +33,9 @@ public final class Metrics {
   private final Map<String, Map<String, Histogram>> tenantTotals = new ConcurrentHashMap<>();
   private final Map<String, Map<String, Long>> tenantGauges = new ConcurrentHashMap<>();
 
+  /** Makes a per-tenant gauge update (zero the others, set the measured) one step for readers. */
+  private final Object tenantGaugeLock = new Object();
+
   public void count(String name, long delta) {
     counters.computeIfAbsent(name, k -> new LongAdder()).add(delta);
   }
@@ -109,7 +112,7 @@ public final class Metrics {
       byLabel.merge(tenants.label(e.getKey()), e.getValue(), Long::sum);
       total += e.getValue();
     }
-    synchronized (tenantGauges) {
+    synchronized (tenantGaugeLock) {
       tenantGauges.forEach((label, values) -> values.computeIfPresent(name, (k, v) -> 0L));
       byLabel.forEach(
           (label, value) ->
@@ -121,7 +124,7 @@ public final class Metrics {
   /** Per tenant label, every tenant-dimensioned gauge with its last value; sorted. */
   public Map<String, Map<String, Long>> tenantGauges() {
     Map<String, Map<String, Long>> out = new TreeMap<>();
-    synchronized (tenantGauges) {
+    synchronized (tenantGaugeLock) {
       tenantGauges.forEach((label, values) -> out.put(label, new TreeMap<>(values)));
     }
     return out;

@@ -1,7 +1,7 @@
 package io.ordertimeout.metrics;
 
+import java.util.HashSet;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The values the {@code Tenant} dimension of a metric may take in one execution environment (one
@@ -26,7 +26,9 @@ public final class TenantLabels {
   public static final String OTHER = "(other)";
 
   private final int max;
-  private final Set<String> own = ConcurrentHashMap.newKeySet();
+
+  /** Guarded by this: a label is decided once, under one lock, and never changes. */
+  private final Set<String> own = new HashSet<>();
 
   public TenantLabels() {
     this(MAX_TENANTS);
@@ -37,15 +39,10 @@ public final class TenantLabels {
   }
 
   /** The tenant's own id while fewer than the cap have one, else {@link #OTHER}; never changes. */
-  public String label(String tenantId) {
-    if (own.contains(tenantId)) {
+  public synchronized String label(String tenantId) {
+    if (own.contains(tenantId) || own.size() < max) {
+      own.add(tenantId);
       return tenantId;
-    }
-    synchronized (own) {
-      if (own.contains(tenantId) || own.size() < max) {
-        own.add(tenantId);
-        return tenantId;
-      }
     }
     return OTHER;
   }
