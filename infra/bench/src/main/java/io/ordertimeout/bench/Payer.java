@@ -127,20 +127,20 @@ final class Payer {
           update(
               c,
               "UPDATE orders SET status = 'PAID', paid_at = NOW(3), version = version + 1"
-                  + " WHERE status = 'UNPAID' AND order_id IN "
+                  + " WHERE tenant_id = 'default' AND status = 'UNPAID' AND order_id IN "
                   + in,
               unpaid);
           update(
               c,
               "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
                   + " SELECT tenant_id, order_id, sku_id, 'SELL', quantity FROM order_items"
-                  + " WHERE order_id IN "
+                  + " WHERE tenant_id = 'default' AND order_id IN "
                   + in,
               unpaid);
           sell(c, unpaid, in);
           update(
               c,
-              "UPDATE coupons SET status = 'USED' WHERE status = 'LOCKED' AND locked_by_order IN "
+              "UPDATE coupons SET status = 'USED' WHERE tenant_id = 'default' AND status = 'LOCKED' AND locked_by_order IN "
                   + in,
               unpaid);
         }
@@ -157,7 +157,7 @@ final class Payer {
     List<String> unpaid = new ArrayList<>();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT order_id FROM orders WHERE order_id IN "
+            "SELECT order_id FROM orders WHERE tenant_id = 'default' AND order_id IN "
                 + in(ids.size())
                 + " AND status = 'UNPAID' ORDER BY order_id FOR UPDATE")) {
       bind(ps, ids);
@@ -175,7 +175,8 @@ final class Payer {
     Map<String, Long> perSku = new TreeMap<>();
     try (PreparedStatement ps =
         c.prepareStatement(
-            "SELECT sku_id, SUM(quantity) FROM order_items WHERE order_id IN "
+            "SELECT sku_id, SUM(quantity) FROM order_items WHERE tenant_id = 'default'"
+                + " AND order_id IN "
                 + in
                 + " GROUP BY sku_id")) {
       bind(ps, ids);
@@ -188,7 +189,7 @@ final class Payer {
     try (PreparedStatement ps =
         c.prepareStatement(
             "UPDATE stock SET reserved = reserved - ?, sold = sold + ?"
-                + " WHERE sku_id = ? AND reserved >= ?")) {
+                + " WHERE tenant_id = 'default' AND sku_id = ? AND reserved >= ?")) {
       for (Map.Entry<String, Long> e : perSku.entrySet()) {
         ps.setLong(1, e.getValue());
         ps.setLong(2, e.getValue());

@@ -130,8 +130,10 @@ public final class RawPlaceServer {
   private int place(JsonNode req, String orderId, String hash) throws SQLException {
     try (Connection c = ds.getConnection()) {
       try (PreparedStatement ps =
-          c.prepareStatement("SELECT request_hash FROM orders WHERE order_id = ?")) {
-        ps.setString(1, orderId);
+          c.prepareStatement(
+              "SELECT request_hash FROM orders WHERE tenant_id = ? AND order_id = ?")) {
+        ps.setString(1, req.path("tenantId").asText("default"));
+        ps.setString(2, orderId);
         try (ResultSet rs = ps.executeQuery()) {
           if (rs.next()) {
             return 200;

@@ -109,28 +109,28 @@ final class RawSqlSystem implements ClosingSystem {
     update(
         c,
         "UPDATE orders SET status = 'CLOSED', closed_at = NOW(3), close_reason = 'TIMEOUT',"
-            + " version = version + 1 WHERE status = 'UNPAID' AND order_id IN "
+            + " version = version + 1 WHERE tenant_id = 'default' AND status = 'UNPAID' AND order_id IN "
             + in,
         ids);
     update(
         c,
         "INSERT INTO stock_movements (tenant_id, order_id, sku_id, kind, quantity)"
             + " SELECT tenant_id, order_id, sku_id, 'RELEASE', quantity FROM order_items"
-            + " WHERE order_id IN "
+            + " WHERE tenant_id = 'default' AND order_id IN "
             + in,
         ids);
     update(
         c,
         "UPDATE stock s JOIN (SELECT sku_id, SUM(quantity) AS q FROM order_items"
-            + " WHERE order_id IN "
+            + " WHERE tenant_id = 'default' AND order_id IN "
             + in
-            + " GROUP BY sku_id) r ON s.sku_id = r.sku_id"
+            + " GROUP BY sku_id) r ON s.tenant_id = 'default' AND s.sku_id = r.sku_id"
             + " SET s.available = s.available + r.q, s.reserved = s.reserved - r.q",
         ids);
     update(
         c,
         "UPDATE coupons SET status = 'AVAILABLE', locked_by_order = NULL"
-            + " WHERE status = 'LOCKED' AND locked_by_order IN "
+            + " WHERE tenant_id = 'default' AND status = 'LOCKED' AND locked_by_order IN "
             + in,
         ids);
     return ids.size();
