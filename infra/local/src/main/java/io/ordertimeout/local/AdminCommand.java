@@ -374,28 +374,15 @@ final class AdminCommand {
 
   /** What ./local up recorded, if that process still runs. */
   private URI localApi() {
-    LocalEndpoints endpoints;
     try {
-      endpoints =
-          LocalEndpoints.read(endpointsFile)
-              .orElseThrow(
-                  () ->
-                      new Failure(
-                          "no running ./local up found ("
-                              + endpointsFile
-                              + " does not exist); start ./local up, or pass --api <ApiUrl>"));
+      return URI.create(
+          LocalEndpoints.running(endpointsFile, ", or pass --api <ApiUrl>", ", or pass --api")
+              .api()
+              .toString()
+              .replaceAll("/+$", ""));
     } catch (IllegalStateException e) {
       throw new Failure(e.getMessage());
     }
-    if (!endpoints.writerAlive()) {
-      throw new Failure(
-          "the ./local up that wrote "
-              + endpointsFile
-              + " (pid "
-              + endpoints.pid()
-              + ") is no longer running; start ./local up again, or pass --api");
-    }
-    return URI.create(endpoints.api().toString().replaceAll("/+$", ""));
   }
 
   private static JsonNode read(String body) {

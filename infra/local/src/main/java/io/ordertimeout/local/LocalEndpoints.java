@@ -99,6 +99,36 @@ record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
     }
   }
 
+  /**
+   * What a still-running {@code ./local up} recorded in {@code file}; the commands that talk to it
+   * (admin, tenant, wechat) say the same when it is missing or gone, each with its own way out.
+   *
+   * @param missingHint appended to "start ./local up" when no file exists
+   * @param deadHint appended to "start ./local up again" when its writer no longer runs
+   * @throws IllegalStateException with the message to print
+   */
+  static LocalEndpoints running(Path file, String missingHint, String deadHint) {
+    LocalEndpoints endpoints =
+        read(file)
+            .orElseThrow(
+                () ->
+                    new IllegalStateException(
+                        "no running ./local up found ("
+                            + file
+                            + " does not exist); start ./local up"
+                            + missingHint));
+    if (!endpoints.writerAlive()) {
+      throw new IllegalStateException(
+          "the ./local up that wrote "
+              + file
+              + " (pid "
+              + endpoints.pid()
+              + ") is no longer running; start ./local up again"
+              + deadHint);
+    }
+    return endpoints;
+  }
+
   boolean writerAlive() {
     return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }

@@ -213,28 +213,15 @@ final class TenantCommand {
 
   /** What ./local up recorded, if that process still runs. */
   private URI localApi() {
-    LocalEndpoints endpoints;
     try {
-      endpoints =
-          LocalEndpoints.read(endpointsFile)
-              .orElseThrow(
-                  () ->
-                      new Failure(
-                          "no running ./local up found ("
-                              + endpointsFile
-                              + " does not exist); start ./local up first"));
+      return URI.create(
+          LocalEndpoints.running(endpointsFile, " first", "")
+              .api()
+              .toString()
+              .replaceAll("/+$", ""));
     } catch (IllegalStateException e) {
       throw new Failure(e.getMessage());
     }
-    if (!endpoints.writerAlive()) {
-      throw new Failure(
-          "the ./local up that wrote "
-              + endpointsFile
-              + " (pid "
-              + endpoints.pid()
-              + ") is no longer running; start ./local up again");
-    }
-    return URI.create(endpoints.api().toString().replaceAll("/+$", ""));
   }
 
   private static void usage(PrintStream out) {

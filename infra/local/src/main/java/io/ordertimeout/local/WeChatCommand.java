@@ -270,29 +270,15 @@ final class WeChatCommand {
       }
       return uri;
     }
-    LocalEndpoints endpoints;
     try {
-      endpoints =
-          LocalEndpoints.read(endpointsFile)
-              .orElseThrow(
-                  () ->
-                      new Failure(
-                          "no running ./local up found ("
-                              + endpointsFile
-                              + " does not exist); start ./local up, or pass --sim"
-                              + " http://127.0.0.1:PORT (the 'WeChat Pay' line it prints)"));
+      return LocalEndpoints.running(
+              endpointsFile,
+              ", or pass --sim http://127.0.0.1:PORT (the 'WeChat Pay' line it prints)",
+              ", or pass --sim")
+          .simulator();
     } catch (IllegalStateException e) {
       throw new Failure(e.getMessage());
     }
-    if (!endpoints.writerAlive()) {
-      throw new Failure(
-          "the ./local up that wrote "
-              + endpointsFile
-              + " (pid "
-              + endpoints.pid()
-              + ") is no longer running; start ./local up again, or pass --sim");
-    }
-    return endpoints.simulator();
   }
 
   private HttpResponse<String> send(URI sim, String method, String path, String body) {
