@@ -2,6 +2,7 @@ package io.ordertimeout.config;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.domain.TenantIds;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -30,7 +31,7 @@ public record TenantSettings(Map<String, Set<String>> principals) {
   public static final String ALL = "*";
 
   /** The tenant every caller acts for when the mapping is unset. */
-  public static final String DEFAULT_TENANT = "default";
+  public static final String DEFAULT_TENANT = TenantIds.DEFAULT;
 
   public static final TenantSettings UNSET = new TenantSettings(null);
 

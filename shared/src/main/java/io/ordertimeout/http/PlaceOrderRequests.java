@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.PlaceOrderCommand;
+import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.util.Json;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -37,7 +38,7 @@ public final class PlaceOrderRequests {
   static final Pattern PLAIN_ID = Pattern.compile("[0-9A-Za-z_.:-]{1,64}");
   private static final Set<String> FIELDS =
       Set.of("orderId", "tenantId", "userId", "items", "couponId", "amountFen", "timeoutSeconds");
-  public static final String DEFAULT_TENANT = "default";
+  public static final String DEFAULT_TENANT = TenantIds.DEFAULT;
 
   private final int defaultTimeoutSeconds;
   private final int maxTimeoutSeconds;

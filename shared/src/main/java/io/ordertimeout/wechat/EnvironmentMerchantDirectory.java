@@ -1,5 +1,6 @@
 package io.ordertimeout.wechat;
 
+import io.ordertimeout.domain.TenantIds;
 import java.net.URI;
 import java.util.Map;
 import java.util.Optional;
@@ -13,7 +14,7 @@ import java.util.Optional;
  */
 public final class EnvironmentMerchantDirectory {
   /** The tenant the env-configured merchant serves; orders default to it too. */
-  public static final String DEFAULT_TENANT = "default";
+  public static final String DEFAULT_TENANT = TenantIds.DEFAULT;
 
   private EnvironmentMerchantDirectory() {}
 
