@@ -325,6 +325,7 @@ public final class TimeoutSweeper {
         continue;
       }
       lastPassFull |= got.full();
+      nextDue.claimed(shard, got.next());
       for (Map.Entry<TimerSet, List<String>> set : got.sets().entrySet()) {
         if (set.getKey().kind() == DeadlineKind.PAYMENT_TIMEOUT) {
           claimed
