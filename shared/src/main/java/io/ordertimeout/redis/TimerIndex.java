@@ -28,7 +28,7 @@ import java.util.zip.CRC32;
  * live in the same shard.
  */
 public final class TimerIndex {
-  private static final LuaScript CLAIM = LuaScript.load("claimDue-2");
+  private static final LuaScript CLAIM = LuaScript.load("claimDue-3");
   private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-1");
 
   private final RedisClusterCommands<String, String> redis;
@@ -155,6 +155,14 @@ public final class TimerIndex {
    */
   public Map<TimerSet, List<String>> claimDue(
       int shard, long nowMillis, long leaseMillis, Map<TimerSet, Integer> limits) {
+    return claim(shard, nowMillis, leaseMillis, limits).claimed();
+  }
+
+  /**
+   * As {@link #claimDue(int, long, long, Map)}, and the shard's earliest score left after the claim
+   * over the claimed sets' keys, read by the same script call.
+   */
+  public Claim claim(int shard, long nowMillis, long leaseMillis, Map<TimerSet, Integer> limits) {
     List<TimerSet> sets = new ArrayList<>(limits.keySet());
     String[] keys = new String[sets.size()];
     String[] args = new String[sets.size() + 2];
@@ -173,8 +181,16 @@ public final class TimerIndex {
       }
       claimed.put(sets.get(i), subjects);
     }
-    return claimed;
+    String next = (String) perKey.get(sets.size());
+    return new Claim(
+        claimed, next.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next)));
   }
+
+  /**
+   * One shard's claim: the claimed subject ids per set, and the earliest score left in the claimed
+   * sets (their next deadline or a lease expiry; empty when they hold nothing).
+   */
+  public record Claim(Map<TimerSet, List<String>> claimed, OptionalLong next) {}
 
   /**
    * Claims up to {@code limit} due payment timeouts of one tenant in a shard, hiding them from

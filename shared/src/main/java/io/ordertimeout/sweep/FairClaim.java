@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 
 /**
  * Claims a shard's due timers of every tenant and kind, sharing each kind's budget between tenants
@@ -20,8 +21,12 @@ import java.util.Map;
  * tenant next to another never takes more than the budget minus what the other's due timers need.
  */
 final class FairClaim {
-  /** What one shard's claim took, and whether some tenant may have more due already. */
-  record Claimed(Map<TimerSet, List<String>> sets, boolean full) {}
+  /**
+   * What one shard's claim took, whether some tenant may have more due already, and the shard's
+   * earliest score left as the claim's script read it (after a second call, the lower of the two:
+   * early is safe for a wake-up, late is not).
+   */
+  record Claimed(Map<TimerSet, List<String>> sets, boolean full, OptionalLong next) {}
 
   private FairClaim() {}
 
@@ -39,21 +44,28 @@ final class FairClaim {
           tenants.forEach(t -> shares.put(new TimerSet(t, kind), share));
         });
     Map<TimerSet, List<String>> got = new LinkedHashMap<>();
-    timers
-        .claimDue(shard, nowMillis, leaseMillis, shares)
-        .forEach((set, ids) -> got.put(set, new ArrayList<>(ids)));
+    TimerIndex.Claim first = timers.claim(shard, nowMillis, leaseMillis, shares);
+    first.claimed().forEach((set, ids) -> got.put(set, new ArrayList<>(ids)));
+    OptionalLong next = first.next();
     Map<TimerSet, Integer> seconds = leftovers(budgets, shares, got);
     if (!seconds.isEmpty()) {
-      timers
-          .claimDue(shard, nowMillis, leaseMillis, seconds)
-          .forEach((set, ids) -> got.get(set).addAll(ids));
+      TimerIndex.Claim second = timers.claim(shard, nowMillis, leaseMillis, seconds);
+      second.claimed().forEach((set, ids) -> got.get(set).addAll(ids));
+      next = lower(next, second.next());
     }
     boolean full = false;
     for (Map.Entry<TimerSet, List<String>> set : got.entrySet()) {
       int limit = shares.get(set.getKey()) + seconds.getOrDefault(set.getKey(), 0);
       full |= limit > 0 && set.getValue().size() >= limit;
     }
-    return new Claimed(got, full);
+    return new Claimed(got, full, next);
+  }
+
+  private static OptionalLong lower(OptionalLong a, OptionalLong b) {
+    if (a.isEmpty()) {
+      return b;
+    }
+    return b.isEmpty() ? a : OptionalLong.of(Math.min(a.getAsLong(), b.getAsLong()));
   }
 
   /**

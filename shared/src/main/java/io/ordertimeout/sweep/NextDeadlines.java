@@ -58,6 +58,14 @@ final class NextDeadlines {
   }
 
   /**
+   * A shard's earliest score as its claim script read it right after claiming ({@code
+   * TimerIndex.claim}): the shard need not be read again before the next wait.
+   */
+  void claimed(int shard, OptionalLong next) {
+    nextDue[shard] = next.isPresent() ? next.getAsLong() : Long.MAX_VALUE;
+  }
+
+  /**
    * How long to wait for the earliest deadline of {@code held}, at most one poll and at most what
    * remains of the poll since the last full read. Reads the shards whose deadline is unknown, or
    * all of them when the cache is no longer trusted.

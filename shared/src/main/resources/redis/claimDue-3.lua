@@ -15,7 +15,11 @@
     ARGV[2]  lease    ms a claim stays invisible to other claimers
     ARGV[2+i] limit   max members of kind i claimed in this call
   Output:
-    array with one array per key: its claimed members, oldest deadline first
+    array with one array per key: its claimed members, oldest deadline first; then one more
+    element: the earliest score left over all the keys after the claim (the shard's next deadline
+    or lease expiry) as a string, or "" when they are empty. The sweep learns each shard's next
+    deadline from its claim this way instead of reading it again in a second round trip (at 3,333
+    due/s every pass claims every shard: 16 claims and 16 reads a pass before).
 ]]
 local rcall = redis.call
 local now = tonumber(ARGV[1])
@@ -40,4 +44,15 @@ for k = 1, #KEYS do
   end
   claimed[k] = due
 end
+local best = false
+for k = 1, #KEYS do
+  local first = rcall("ZRANGE", KEYS[k], 0, 0, "WITHSCORES")
+  if #first == 2 then
+    local score = tonumber(first[2])
+    if not best or score < best then
+      best = score
+    end
+  end
+end
+claimed[#KEYS + 1] = best and string.format("%.0f", best) or ""
 return claimed

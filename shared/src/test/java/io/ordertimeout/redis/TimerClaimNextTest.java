@@ -1,0 +1,66 @@
+package io.ordertimeout.redis;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.ordertimeout.domain.DeadlineKind;
+import io.ordertimeout.domain.TenantIds;
+import io.ordertimeout.redis.TimerIndex.TimerSet;
+import io.ordertimeout.testing.TestStack;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The claim script answers the shard's earliest score left after claiming (claimDue-3.lua), which
+ * the sweep uses as the shard's next deadline instead of reading it again: it must be the true
+ * earliest score over every claimed set's key, claimed members' lease expiries included.
+ */
+class TimerClaimNextTest {
+  private TestStack stack;
+
+  @AfterEach
+  void tearDown() {
+    stack.close();
+  }
+
+  @Test
+  void aClaimAnswersTheEarliestScoreLeftOverEveryKindAndTenantOfTheShard() {
+    stack = TestStack.create("claim-next", c -> c.toBuilder().timerShards(1).build(), null);
+    TimerIndex timers = stack.app().timers();
+    long now = stack.app().time().nowMillis();
+    String other = "tenant-b";
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "due-1", now - 2_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "due-2", now - 1_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "later", now + 9_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "o-receipt", now + 7_000);
+    timers.schedule(other, DeadlineKind.PAYMENT_TIMEOUT, "b-order", now + 5_000);
+    Map<TimerSet, Integer> limits = new LinkedHashMap<>();
+    limits.put(new TimerSet(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT), 1);
+    limits.put(new TimerSet(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT), 10);
+    limits.put(new TimerSet(other, DeadlineKind.PAYMENT_TIMEOUT), 10);
+
+    // limit 1: due-2 is left due, so the shard's next score is its deadline (now - 1 s)
+    TimerIndex.Claim first = timers.claim(0, now, 60_000, limits);
+    assertThat(first.claimed().get(limits.keySet().iterator().next())).containsExactly("due-1");
+    assertThat(first.next()).isEqualTo(OptionalLong.of(now - 1_000));
+
+    // the rest claimed: the earliest left is tenant-b's order at now + 5 s, before the leases
+    TimerIndex.Claim second = timers.claim(0, now, 60_000, limits);
+    assertThat(second.claimed().values()).containsExactly(List.of("due-2"), List.of(), List.of());
+    assertThat(second.next()).isEqualTo(OptionalLong.of(now + 5_000));
+
+    // only leased members and later deadlines left in the claimed keys: still the true minimum
+    timers.remove(other, DeadlineKind.PAYMENT_TIMEOUT, List.of("b-order"));
+    timers.remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of("o-receipt"));
+    assertThat(timers.claim(0, now, 60_000, limits).next()).isEqualTo(OptionalLong.of(now + 9_000));
+    timers.remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, List.of("later"));
+    assertThat(timers.claim(0, now, 60_000, limits).next())
+        .as("the two claimed members' lease expiry")
+        .isEqualTo(OptionalLong.of(now + 60_000));
+    timers.remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, List.of("due-1", "due-2"));
+    assertThat(timers.claim(0, now, 60_000, limits).next()).isEmpty();
+  }
+}
