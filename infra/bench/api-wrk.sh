@@ -5,8 +5,9 @@
 # raw-SQL ceiling of the same placement transaction; prints both and the ratio.
 #
 # Then (PHASES "busy") close lag while the API is busy: wrk at BUSY_CLIENTS (64) for BUSY (30 s)
-# against ./local up with timeoutSeconds BUSY_TIMEOUT_S (3), so orders placed early expire while
-# later ones are still being placed, while BusyPayer (BUSY_PAYERS threads, 16) pays one in
+# against ./local up with timeoutSeconds BUSY_TIMEOUT_S (10; with 3 most payers came too late, their
+# prepay answered 409 or WeChat's 400 time_expire), so orders placed in the first 20 s expire while
+# later ones are still being placed, while BusyPayer (BUSY_PAYERS threads, 32) pays one in
 # BUSY_PAY_EVERY (4) placed orders over HTTP as a user would: prepay on the API, pay on the WeChat
 # Pay simulator, which notifies POST /wechatpay/notify. After BUSY_TAIL_S (15 s) for the last to
 # close, the closer's close_lag_ms summary is read from /metrics, and BusyCheck reads the stack's
@@ -30,10 +31,10 @@ RAW_PORT=${RAW_PORT:-18081}
 PHASES=${PHASES:-"api busy"}
 BUSY=${BUSY:-30s}
 BUSY_CLIENTS=${BUSY_CLIENTS:-64}
-BUSY_TIMEOUT_S=${BUSY_TIMEOUT_S:-3}
+BUSY_TIMEOUT_S=${BUSY_TIMEOUT_S:-10}
 BUSY_TAIL_S=${BUSY_TAIL_S:-15}
 BUSY_PAY_EVERY=${BUSY_PAY_EVERY:-4}
-BUSY_PAYERS=${BUSY_PAYERS:-16}
+BUSY_PAYERS=${BUSY_PAYERS:-32}
 LUA=infra/bench/wrk/place-order.lua
 command -v wrk >/dev/null || { echo "wrk not found (apt-get install wrk)" >&2; exit 2; }
 mkdir -p "$OUT"
