@@ -87,11 +87,14 @@ busy() { # base url of a fresh ./local up, its server log
     io.ordertimeout.bench.BusyPayer --api "$url" --sim "$sim" --dir "$pay_dir" --prefix "w$run" \
     --jdbc "$jdbc" --user "$user" --threads "$BUSY_PAYERS" >"$OUT/busy-payer.log" 2>&1 &
   payer_pid=$!
-  for _ in $(seq 1 60); do
-    grep -q '^busy-payer ready' "$OUT/busy-payer.log" && break
-    sleep 1
+  local waited=0
+  until grep -q '^busy-payer ready' "$OUT/busy-payer.log"; do
+    if ((waited++ >= 120)) || ! kill -0 "$payer_pid" 2>/dev/null; then
+      echo "BusyPayer did not start, see $OUT/busy-payer.log" >&2
+      return 1
+    fi
+    sleep 0.5
   done
-  grep -q '^busy-payer ready' "$OUT/busy-payer.log" || { echo "BusyPayer did not start, see $OUT/busy-payer.log" >&2; exit 1; }
   {
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     RUN_ID=$run TIMEOUT_S=$BUSY_TIMEOUT_S PAY_EVERY=$BUSY_PAY_EVERY PAY_DIR=$pay_dir \
