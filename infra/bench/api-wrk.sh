@@ -17,6 +17,7 @@
 #
 #   ./local bench --api-wrk                     (or infra/bench/api-wrk.sh)
 #   DURATION=20s CLIENTS="1 16 64" WARMUP=10s PHASES="api busy" ./local bench --api-wrk
+#   BUSY_JFR=/tmp/busy.jfr PHASES=busy ./local bench --api-wrk   (a JFR profile of the stack during it)
 #
 # Output: bench-results/api-wrk/{otc,raw}-c<N>.txt (wrk's own reports), busy.txt (with
 # busy-payer.log, busy-server.log), summary.md.
@@ -95,6 +96,10 @@ busy() { # base url of a fresh ./local up, its server log
     fi
     sleep 0.5
   done
+  if [[ -n "${BUSY_JFR:-}" ]]; then
+    # the stack's JVM (./local execs java, so $server_pid is it), profiled from here to the check
+    jcmd "$server_pid" JFR.start name=busy settings=profile >"$OUT/busy-jfr.log" 2>&1
+  fi
   {
     echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
     RUN_ID=$run TIMEOUT_S=$BUSY_TIMEOUT_S PAY_EVERY=$BUSY_PAY_EVERY PAY_DIR=$pay_dir \
@@ -105,6 +110,10 @@ busy() { # base url of a fresh ./local up, its server log
     echo "close lag (otc_close_lag_ms, ms) from $url/metrics, ${BUSY_TAIL_S} s after the last placement:"
     curl -s "$url/metrics" | grep -E '^otc_close_lag_ms|^otc_orders_placed|^otc_orders_closed|^otc_orders_paid|^otc_payment'
     echo "load after tail: $(cut -d' ' -f1-3 /proc/loadavg)"
+    if [[ -n "${BUSY_JFR:-}" ]]; then
+      jcmd "$server_pid" JFR.stop name=busy filename="$BUSY_JFR" >>"$OUT/busy-jfr.log" 2>&1
+      echo "JFR of the stack from wrk's start to here: $BUSY_JFR"
+    fi
     touch "$pay_dir/check"
     rc=0
     wait "$payer_pid" || rc=$?
