@@ -40,15 +40,21 @@ final class ApiGatewayServer implements AutoCloseable {
   private static final int THREADS = 32;
 
   private final RouteTable routes;
-  private final Metrics metrics;
+  private final List<Metrics> metrics;
   private final BooleanSupplier stopping;
   private final HttpServer server;
   private final ExecutorService threads;
 
   ApiGatewayServer(
       RouteTable routes, Metrics metrics, BooleanSupplier stopping, String host, int port) {
+    this(routes, List.of(metrics), stopping, host, port);
+  }
+
+  /** As above, {@code GET /metrics} showing {@code metrics} (one registry per wiring) as one. */
+  ApiGatewayServer(
+      RouteTable routes, List<Metrics> metrics, BooleanSupplier stopping, String host, int port) {
     this.routes = routes;
-    this.metrics = metrics;
+    this.metrics = List.copyOf(metrics);
     this.stopping = stopping;
     AtomicInteger n = new AtomicInteger();
     this.threads =

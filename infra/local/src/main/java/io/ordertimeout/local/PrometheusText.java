@@ -1,8 +1,10 @@
 package io.ordertimeout.local;
 
 import io.ordertimeout.metrics.Metrics;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import org.HdrHistogram.Histogram;
 
 /**
@@ -10,6 +12,11 @@ import org.HdrHistogram.Histogram;
  * names that go to CloudWatch prefixed with {@code otc_}: counters as {@code otc_<name>_total},
  * gauges (the timer backlog) as {@code otc_<name>}, latency histograms as summaries with quantiles
  * 0.5/0.9/0.99/0.999, {@code _sum}, {@code _count}, and a {@code _max} gauge.
+ *
+ * <p>The local stack keeps one registry per wiring (the API's, and one per scheduled function, as
+ * each Lambda function has its own): they are shown as one, counters summed and histograms merged;
+ * a gauge is sampled by one function (the sweep the timer backlog, the relay the stream lag), so
+ * where two registries hold it the larger value is shown.
  */
 final class PrometheusText {
   private static final double[] QUANTILES = {0.5, 0.9, 0.99, 0.999};
@@ -17,21 +24,43 @@ final class PrometheusText {
   private PrometheusText() {}
 
   static String render(Metrics metrics) {
+    return render(List.of(metrics));
+  }
+
+  static String render(List<Metrics> registries) {
+    Map<String, Long> counters = new TreeMap<>();
+    Map<String, Long> gauges = new TreeMap<>();
+    Map<String, Histogram> histograms = new TreeMap<>();
+    for (Metrics m : registries) {
+      m.counters().forEach((k, v) -> counters.merge(k, v, Long::sum));
+      m.gauges().forEach((k, v) -> gauges.merge(k, v, Math::max));
+      m.histograms()
+          .forEach(
+              (k, v) -> {
+                Histogram merged = histograms.computeIfAbsent(k, x -> empty(v));
+                merged.add(v);
+              });
+    }
     StringBuilder out = new StringBuilder();
-    for (Map.Entry<String, Long> c : metrics.counters().entrySet()) {
+    for (Map.Entry<String, Long> c : counters.entrySet()) {
       String name = "otc_" + sanitize(c.getKey()) + "_total";
       out.append("# TYPE ").append(name).append(" counter\n");
       out.append(name).append(' ').append(c.getValue()).append('\n');
     }
-    for (Map.Entry<String, Long> g : metrics.gauges().entrySet()) {
+    for (Map.Entry<String, Long> g : gauges.entrySet()) {
       String name = "otc_" + sanitize(g.getKey());
       out.append("# TYPE ").append(name).append(" gauge\n");
       out.append(name).append(' ').append(g.getValue()).append('\n');
     }
-    for (Map.Entry<String, Histogram> h : metrics.histograms().entrySet()) {
+    for (Map.Entry<String, Histogram> h : histograms.entrySet()) {
       summary(out, "otc_" + sanitize(h.getKey()), h.getValue());
     }
     return out.toString();
+  }
+
+  /** An empty histogram with {@code like}'s range and precision, to merge copies into. */
+  private static Histogram empty(Histogram like) {
+    return new Histogram(like.getHighestTrackableValue(), like.getNumberOfSignificantValueDigits());
   }
 
   private static void summary(StringBuilder out, String name, Histogram h) {
