@@ -56,11 +56,14 @@ public final class ScaleOutBench {
       int pool,
       int skus,
       long maxDrainMillis,
-      List<String> leases) {
+      List<String> leases,
+      Path logDir) {
     static Settings parse(String[] args) {
       String counts = "1,2,4";
       String leases = "production,partitioned";
+      String logDir = "bench-results";
       for (int i = 0; i + 1 < args.length; i++) {
+        logDir = args[i].equals("--log-dir") ? args[i + 1] : logDir;
         counts = args[i].equals("--processes") ? args[i + 1] : counts;
         leases = args[i].equals("--leases") ? args[i + 1] : leases;
       }
@@ -73,7 +76,8 @@ public final class ScaleOutBench {
               SweepBench.intArg(args, "--pool", 2),
               SweepBench.intArg(args, "--skus", 1_000),
               SweepBench.intArg(args, "--max-drain-seconds", 600) * 1_000L,
-              Arrays.stream(leases.split(",")).map(String::trim).toList());
+              Arrays.stream(leases.split(",")).map(String::trim).toList(),
+              Path.of(logDir));
       for (String mode : settings.leases()) {
         if (!mode.equals(PRODUCTION) && !mode.equals(PARTITIONED)) {
           throw new IllegalArgumentException("--leases: production or partitioned, not " + mode);
@@ -197,11 +201,10 @@ public final class ScaleOutBench {
     return (out.length() == 0 ? "-" : out) + (free > 0 ? " (+" + free + " free)" : "");
   }
 
-  /** Where the children's logs go: bench-results/scaleout-{leases}-K{k}-{i}.log. */
-  static Path logOf(String leases, int k, int i) throws java.io.IOException {
-    Path dir = Path.of("bench-results");
-    Files.createDirectories(dir);
-    return dir.resolve("scaleout-" + leases + "-K" + k + "-" + i + ".log");
+  /** Where the children's logs go: {@code --log-dir}/scaleout-{leases}-K{k}-{i}.log. */
+  static Path logOf(Settings s, String leases, int k, int i) throws java.io.IOException {
+    Files.createDirectories(s.logDir());
+    return s.logDir().resolve("scaleout-" + leases + "-K" + k + "-" + i + ".log");
   }
 
   static OtcConfig config(Map<String, String> env) {

@@ -78,7 +78,7 @@ final class ScaleOutRun {
       BenchSeeder.seed(ds, orders);
       for (int i = 0; i < k; i++) {
         String share = leases.equals(ScaleOutBench.PARTITIONED) ? i + "/" + k : null;
-        sweepers.add(SweeperProcess.start(i, env, share, ScaleOutBench.logOf(leases, k, i)));
+        sweepers.add(SweeperProcess.start(i, env, share, ScaleOutBench.logOf(s, leases, k, i)));
       }
       for (SweeperProcess p : sweepers) {
         p.awaitReady(180_000);
