@@ -7,6 +7,7 @@ import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.io.Writer;
+import java.lang.management.ManagementFactory;
 import java.net.URISyntaxException;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -84,6 +85,10 @@ final class SweeperProcess implements AutoCloseable {
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     // the sweep function's heap is a share of its 1,024 MB; 256 MB is plenty for one sweeper
     command.add("-Xmx256m");
+    // under the test run's JaCoCo agent the children report coverage too (append to the same file)
+    ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+        .filter(a -> a.startsWith("-javaagent:") && a.contains("jacoco"))
+        .forEach(command::add);
     command.add("-cp");
     command.add(classpath());
     command.add(ScaleOutSweeper.class.getName());
