@@ -44,7 +44,9 @@ class ScaleOutBenchTest {
               "--leases",
               leases,
               "--max-drain-seconds",
-              "120"
+              "120",
+              "--log-dir",
+              "target/scaleout-logs"
             });
     return new ScaleOutRun(settings, EmbeddedServers.get(), cluster, 2, leases).run();
   }
