@@ -120,18 +120,23 @@ public final class FootprintBench {
     int rate = SweepBench.intArg(args, "--rate", 3_333);
     int seconds = SweepBench.intArg(args, "--seconds", 60);
     int cpus = SweepBench.intArg(args, "--cpus", 1);
+    boolean lambdaCpu = stringArg(args, "--lambda-cpu", "false").equals("true");
     List<Integer> sizes = new ArrayList<>();
     for (String s : stringArg(args, "--sizes", "128,192,256,384,512").split(",")) {
       sizes.add(Integer.parseInt(s.trim()));
     }
     EmbeddedServers servers = EmbeddedServers.get();
     System.out.printf(
-        "footprint: %d orders due/s for %d s, -XX:ActiveProcessorCount=%d%n%s%n",
-        rate, seconds, cpus, HEADER);
+        "footprint: %d orders due/s for %d s, -XX:ActiveProcessorCount=%d, CPU %s%n%s%n",
+        rate,
+        seconds,
+        cpus,
+        lambdaCpu ? "capped at MB/1769 of a core (cgroup cpu quota)" : "a whole core",
+        HEADER);
     boolean allOk = true;
     for (String function : functions.split(",")) {
       for (int size : sizes) {
-        Result r = run(servers, function.trim(), size, rate, seconds, cpus);
+        Result r = run(servers, function.trim(), size, rate, seconds, cpus, lambdaCpu);
         System.out.println(r.row());
         System.out.println("  child: " + r.child() + " log " + r.log());
         allOk &= r.ok();
@@ -143,6 +148,23 @@ public final class FootprintBench {
   /** One function at one size on a fresh schema and key prefix. */
   static Result run(
       EmbeddedServers servers, String function, int memoryMb, int rate, int seconds, int cpus)
+      throws Exception {
+    return run(servers, function, memoryMb, rate, seconds, cpus, false);
+  }
+
+  /**
+   * As above; {@code lambdaCpu}: the child also gets Lambda's share of a CPU, memoryMb / 1,769 of
+   * one core, as a cgroup (v1) CFS quota over 100 ms periods; refused where the cgroup cannot be
+   * made.
+   */
+  static Result run(
+      EmbeddedServers servers,
+      String function,
+      int memoryMb,
+      int rate,
+      int seconds,
+      int cpus,
+      boolean lambdaCpu)
       throws Exception {
     if (!function.equals("sweep") && !function.equals("consumer")) {
       throw new IllegalArgumentException("--function: sweep or consumer, not " + function);
@@ -170,11 +192,16 @@ public final class FootprintBench {
       Path log = Files.createTempFile("footprint-" + function + "-" + memoryMb + "-", ".log");
       double loadBefore = ProcStats.loadAverage();
       Process child = start(function, memoryMb, cpus, timeoutMs, env, log);
+      CpuQuota quota = lambdaCpu ? CpuQuota.of(child.pid(), memoryMb) : null;
       try {
         awaitLine(child, log, FootprintChild.READY, 180_000);
         return drive(app, function, memoryMb, list, child, log, loadBefore);
       } finally {
         child.destroyForcibly();
+        child.waitFor(30, TimeUnit.SECONDS);
+        if (quota != null) {
+          quota.remove();
+        }
       }
     } finally {
       servers.dropSchema(schema);
@@ -268,6 +295,26 @@ public final class FootprintBench {
     pb.redirectErrorStream(true);
     pb.redirectOutput(log.toFile());
     return pb.start();
+  }
+
+  /** A cgroup v1 cpu group holding the child, its quota Lambda's CPU share of the memory size. */
+  record CpuQuota(Path dir) {
+    private static final Path ROOT = Path.of("/sys/fs/cgroup/cpu");
+    private static final long PERIOD_US = 100_000;
+
+    static CpuQuota of(long pid, int memoryMb) throws IOException {
+      Path dir = ROOT.resolve("otc-footprint-" + pid);
+      Files.createDirectory(dir);
+      long quotaUs = Math.max(1_000, PERIOD_US * memoryMb / MB_PER_VCPU);
+      Files.writeString(dir.resolve("cpu.cfs_period_us"), Long.toString(PERIOD_US));
+      Files.writeString(dir.resolve("cpu.cfs_quota_us"), Long.toString(quotaUs));
+      Files.writeString(dir.resolve("cgroup.procs"), Long.toString(pid));
+      return new CpuQuota(dir);
+    }
+
+    void remove() throws IOException {
+      Files.deleteIfExists(dir);
+    }
   }
 
   /** The classpath this class was loaded from (exec:java's loader, or the JVM's own). */
