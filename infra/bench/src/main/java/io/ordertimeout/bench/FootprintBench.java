@@ -299,7 +299,10 @@ public final class FootprintBench {
 
   /** A cgroup v1 cpu group holding the child, its quota Lambda's CPU share of the memory size. */
   record CpuQuota(Path dir) {
-    private static final Path ROOT = Path.of("/sys/fs/cgroup/cpu");
+    /** The cgroup v1 cpu hierarchy (-Dotc.bench.cgroup-cpu elsewhere). */
+    private static final Path ROOT =
+        Path.of(System.getProperty("otc.bench.cgroup-cpu", "/sys/fs/cgroup/cpu"));
+
     private static final long PERIOD_US = 100_000;
 
     static CpuQuota of(long pid, int memoryMb) throws IOException {
