@@ -17,7 +17,7 @@
 #
 #   ./local bench --api-wrk                     (or infra/bench/api-wrk.sh)
 #   DURATION=20s CLIENTS="1 16 64" WARMUP=10s PHASES="api busy" ./local bench --api-wrk
-#   BUSY_JFR=/tmp/busy.jfr PHASES=busy ./local bench --api-wrk   (a JFR profile of the stack during it)
+#   BUSY_JFR=bench-results/busy.jfr PHASES=busy ./local bench --api-wrk   (a JFR profile of the stack during it)
 #
 # Output: bench-results/api-wrk/{otc,raw}-c<N>.txt (wrk's own reports), busy.txt (with
 # busy-payer.log, busy-server.log), summary.md.
