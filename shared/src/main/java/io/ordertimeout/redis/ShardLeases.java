@@ -2,6 +2,7 @@ package io.ordertimeout.redis;
 
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
+import java.util.List;
 
 /**
  * Exclusive, expiring leases: one active sweeper per timer shard. A lease only avoids wasted work
@@ -12,6 +13,7 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 public final class ShardLeases {
   private static final LuaScript ACQUIRE = LuaScript.load("acquireLease-1");
   private static final LuaScript RELEASE = LuaScript.load("releaseLease-1");
+  private static final LuaScript SWEEPERS = LuaScript.load("sweepers-1");
 
   private final RedisClusterCommands<String, String> redis;
 
@@ -31,5 +33,26 @@ public final class ShardLeases {
   public boolean release(String key, String token) {
     Long released = RELEASE.run(redis, ScriptOutputType.INTEGER, new String[] {key}, token);
     return released != null && released == 1L;
+  }
+
+  /**
+   * Joins (or renews {@code token} in) the registry of live sweeper runs for {@code ttlMillis};
+   * answers the live runs' tokens, sorted (so every run ranks them alike).
+   */
+  public List<String> join(String registryKey, String token, long ttlMillis) {
+    List<Object> live =
+        SWEEPERS.run(
+            redis,
+            ScriptOutputType.MULTI,
+            new String[] {registryKey},
+            token,
+            Long.toString(ttlMillis),
+            "1");
+    return live.stream().map(String.class::cast).sorted().toList();
+  }
+
+  /** Leaves the registry of live sweeper runs. */
+  public void leave(String registryKey, String token) {
+    SWEEPERS.run(redis, ScriptOutputType.MULTI, new String[] {registryKey}, token, "0", "0");
   }
 }

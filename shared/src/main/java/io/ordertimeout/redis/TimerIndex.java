@@ -69,6 +69,11 @@ public final class TimerIndex {
     return prefix + ":{t" + shard + "}:sweeper";
   }
 
+  /** The registry of live sweeper runs (ShardLeases#join): each takes an even share of shards. */
+  public String sweepersKey() {
+    return prefix + ":sweepers";
+  }
+
   /** Records how many shards this prefix's timers are written to (set by the first start). */
   public String shardCountKey() {
     return prefix + ":timer-shards";

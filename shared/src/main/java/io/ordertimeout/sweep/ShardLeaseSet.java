@@ -5,6 +5,7 @@ import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimerIndex;
 import java.time.Duration;
 import java.util.Collections;
+import java.util.List;
 import java.util.SortedSet;
 import java.util.TreeSet;
 import java.util.function.LongSupplier;
@@ -66,9 +67,13 @@ final class ShardLeaseSet {
   }
 
   /**
-   * Renews the held leases and takes free shards, unless the last refresh is under {@link
-   * #LEASE_REFRESH_MILLIS} old. A shard whose lease call fails is given up for now (its lease
-   * expires by itself); throws only when no shard is held at all.
+   * Renews the held leases and takes free shards up to this run's share, unless the last refresh is
+   * under {@link #LEASE_REFRESH_MILLIS} old. The share is the shard count over the live runs
+   * (ShardLeases#join), rounded up: a run holding more gives the rest back, so a second run (an
+   * overlapping invocation, another process) takes half within a refresh or two instead of waiting
+   * for the first to end. Without the registry (its Redis node unreachable) a run takes every free
+   * shard, as before. A shard whose lease call fails is given up for now (its lease expires by
+   * itself); throws only when no shard is held at all.
    */
   void refresh() {
     long now = nanoTime.getAsLong() / 1_000_000;
@@ -77,19 +82,26 @@ final class ShardLeaseSet {
     }
     everRefreshed = true;
     refreshedAt = now;
+    int shards = timers.shards();
+    int share = shards;
+    try {
+      share = share(shards, leases.join(timers.sweepersKey(), token, SHARD_LEASE.toMillis()));
+    } catch (RuntimeException e) {
+      log.warn("the sweeper registry is unreachable; taking every free shard: {}", e.toString());
+    }
     RuntimeException firstFailure = null;
-    for (int shard = 0; shard < timers.shards(); shard++) {
-      try {
-        if (leases.acquire(timers.leaseKey(shard), token, SHARD_LEASE.toMillis())) {
-          held.add(shard);
-        } else {
-          held.remove(shard);
-        }
-      } catch (RuntimeException e) {
-        // One cluster master down must not stall the shards the healthy masters serve: give this
-        // shard up for now (its lease expires by itself) and sweep the others.
-        held.remove(shard);
-        firstFailure = firstFailure == null ? e : firstFailure;
+    // held ones first: a run renews what it has before it takes more
+    for (int shard : new TreeSet<>(held)) {
+      firstFailure = first(firstFailure, lease(shard));
+    }
+    while (held.size() > share) {
+      int extra = held.last();
+      held.remove(extra);
+      firstFailure = first(firstFailure, release(extra));
+    }
+    for (int shard = 0; shard < shards && held.size() < share; shard++) {
+      if (!held.contains(shard)) {
+        firstFailure = first(firstFailure, lease(shard));
       }
     }
     if (firstFailure != null) {
@@ -102,8 +114,59 @@ final class ShardLeaseSet {
     }
   }
 
+  /**
+   * This run's share of {@code shards} among the {@code live} runs: an even split, the first runs
+   * in token order taking one more while the split is uneven (4 shards, 3 runs: 2, 1, 1), so the
+   * shares add up to the shard count and no run waits on another rounding up.
+   */
+  private int share(int shards, List<String> live) {
+    int rank = live.indexOf(token);
+    if (rank < 0) {
+      // not in the registry yet (its write was lost): count it in last
+      rank = live.size();
+    }
+    int runs = Math.max(live.size(), rank + 1);
+    return shards / runs + (rank < shards % runs ? 1 : 0);
+  }
+
+  /** Takes or renews one shard's lease; answers the failure, if any. */
+  private RuntimeException lease(int shard) {
+    try {
+      if (leases.acquire(timers.leaseKey(shard), token, SHARD_LEASE.toMillis())) {
+        held.add(shard);
+      } else {
+        held.remove(shard);
+      }
+      return null;
+    } catch (RuntimeException e) {
+      // One cluster master down must not stall the shards the healthy masters serve: give this
+      // shard up for now (its lease expires by itself) and sweep the others.
+      held.remove(shard);
+      return e;
+    }
+  }
+
+  private RuntimeException release(int shard) {
+    try {
+      leases.release(timers.leaseKey(shard), token);
+      return null;
+    } catch (RuntimeException e) {
+      return e;
+    }
+  }
+
+  private static RuntimeException first(RuntimeException sofar, RuntimeException next) {
+    return sofar == null ? next : sofar;
+  }
+
   /** Releases every held lease; one that fails expires by itself within {@link #SHARD_LEASE}. */
   void releaseAll() {
+    try {
+      leases.leave(timers.sweepersKey(), token);
+    } catch (RuntimeException e) {
+      log.warn(
+          "could not leave the sweeper registry (the entry expires by itself): {}", e.toString());
+    }
     for (int shard : held) {
       try {
         leases.release(timers.leaseKey(shard), token);

@@ -28,6 +28,7 @@ class ShardLeaseSetTest {
     for (int shard = 0; shard < timers.shards(); shard++) {
       redis.sync().del(timers.leaseKey(shard));
     }
+    redis.sync().del(timers.sweepersKey());
     redis.close();
   }
 
@@ -50,6 +51,46 @@ class ShardLeaseSetTest {
       assertThat(redis.sync().pttl(timers.leaseKey(shard)))
           .isBetween(1L, ShardLeaseSet.SHARD_LEASE.toMillis());
     }
+  }
+
+  /**
+   * ScaleOutBench found 2 sweeper processes on 64 shards split 64/0 and 4 split 57/5/2/0: the first
+   * run kept every shard, so more sweepers never closed more. Now each takes an even share.
+   */
+  @Test
+  void aRunHoldingMoreThanItsShareGivesTheRestBackAndTheShardsSplitEvenly() {
+    ShardLeaseSet a = leaseSet("run-a");
+    ShardLeaseSet b = leaseSet("run-b");
+    a.refresh();
+    b.refresh();
+    assertThat(a.held()).containsExactly(0, 1, 2, 3);
+
+    // a's next refresh sees two live runs: it keeps 2 and releases the others, b takes them
+    nanos.addAndGet(ShardLeaseSet.LEASE_REFRESH_MILLIS * 1_000_000);
+    a.refresh();
+    b.refresh();
+    assertThat(a.held()).containsExactly(0, 1);
+    assertThat(b.held()).containsExactly(2, 3);
+    assertThat(redis.sync().get(timers.leaseKey(2))).isEqualTo("run-b");
+    assertThat(redis.sync().zcard(timers.sweepersKey())).isEqualTo(2);
+
+    // a third run gets its share as the others give theirs back: 2/1/1 of 4 shards (ceil(4/3)=2)
+    ShardLeaseSet c = leaseSet("run-c");
+    c.refresh();
+    nanos.addAndGet(ShardLeaseSet.LEASE_REFRESH_MILLIS * 1_000_000);
+    a.refresh();
+    b.refresh();
+    c.refresh();
+    assertThat(a.held().size() + b.held().size() + c.held().size()).isEqualTo(4);
+    assertThat(c.held()).isNotEmpty();
+
+    // runs that end leave the registry: the last one takes every shard again
+    b.releaseAll();
+    c.releaseAll();
+    nanos.addAndGet(ShardLeaseSet.LEASE_REFRESH_MILLIS * 1_000_000);
+    a.refresh();
+    assertThat(a.held()).containsExactly(0, 1, 2, 3);
+    assertThat(redis.sync().zrange(timers.sweepersKey(), 0, -1)).containsExactly("run-a");
   }
 
   @Test

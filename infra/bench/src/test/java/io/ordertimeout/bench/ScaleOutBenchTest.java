@@ -12,9 +12,9 @@ import org.junit.jupiter.api.Test;
  * ScaleOutBench at 2,000 orders due over 1 s on the embedded 3-master cluster with 64 shards, 2
  * sweeper processes (child JVMs): every order closed exactly once (rows in MariaDB, one closed
  * event each, no timer left, invariants hold) with the shard leases split evenly (both processes
- * held 32 shards and closed some orders) and with the production lease rule (every lease holder's
- * shards add up to at most 64; who holds them is not asserted: the first to refresh takes them
- * all). Never asserts a timing.
+ * held 32 shards and closed some orders) and with the production lease rule, which now splits them
+ * too (ShardLeaseSet: an even share per live run; before, the first to refresh kept all 64). Never
+ * asserts a timing.
  */
 class ScaleOutBenchTest {
   private static EmbeddedRedisCluster cluster;
@@ -92,5 +92,7 @@ class ScaleOutBenchTest {
     assertThat(r.sweepers().stream().mapToLong(SweeperProcess.Stats::closed).sum())
         .isEqualTo(2_000);
     assertThat(r.exactlyOnce()).isTrue();
+    // the production rule gives each live run its share: sampled while draining, 32 and 32
+    assertThat(r.splits()).containsKey("32/32");
   }
 }
