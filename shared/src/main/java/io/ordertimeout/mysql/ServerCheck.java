@@ -13,10 +13,11 @@ import javax.sql.DataSource;
  * Refuses, at init, a MySQL server or session this code would silently get wrong: an unsupported
  * server version, a session whose NOW(3) is not UTC, or a driver that loses milliseconds.
  *
- * <p>Supported: MariaDB 10.11 and later (10.11 LTS, 11.x), as the migrations declare; MySQL 8.0.16
- * and later (8.0, 8.4, 9.x; 8.0.16 is the first to enforce the schema's CHECK constraints), which
- * covers RDS for MySQL 8 and Aurora MySQL 3. The suite runs on MariaDB 11.4 (embedded) and was run
- * on MariaDB 10.11.19 (Debian 12, infra/external-servers.sh); MySQL itself is not run here.
+ * <p>Supported: MariaDB 10.11 and later (10.11 LTS, 11.x), as the migrations declare; MySQL 8.0.19
+ * and later (8.0, 8.4, 9.x; 8.0.16 is the first to enforce the schema's CHECK constraints and
+ * 8.0.19 the first to accept the migrations' {@code ALTER TABLE ... DROP CONSTRAINT}), which covers
+ * RDS for MySQL 8 and Aurora MySQL 3. The suite runs on MariaDB 11.4 (embedded) and was run on
+ * MariaDB 10.11.19 (Debian 12, infra/external-servers.sh); MySQL itself is not run here.
  */
 public final class ServerCheck {
   /** A server's version as {@code SELECT VERSION()} tells it, e.g. {@code 10.11.19-MariaDB-0}. */
@@ -45,7 +46,7 @@ public final class ServerCheck {
     }
   }
 
-  static final String SUPPORTED = "MariaDB 10.11+ or MySQL 8.0.16+";
+  static final String SUPPORTED = "MariaDB 10.11+ or MySQL 8.0.19+";
 
   /**
    * Major.minor.patch at the start; the handshake's {@code 5.5.5-} prefix of MariaDB 10.x is
@@ -110,7 +111,7 @@ public final class ServerCheck {
   /** Throws unless {@code versionText} (as {@code SELECT VERSION()} answers) is supported. */
   static Version requireSupported(String versionText) {
     Version v = parse(versionText);
-    boolean supported = v != null && (v.mariaDb() ? v.atLeast(10, 11, 0) : v.atLeast(8, 0, 16));
+    boolean supported = v != null && (v.mariaDb() ? v.atLeast(10, 11, 0) : v.atLeast(8, 0, 19));
     if (!supported) {
       throw new UnsupportedServerException(
           "unsupported MySQL server "

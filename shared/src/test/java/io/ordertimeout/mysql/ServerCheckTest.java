@@ -44,7 +44,7 @@ class ServerCheckTest {
         "11.4.5-MariaDB",
         "11.8.2-MariaDB-ubu2404",
         "5.5.5-10.11.19-MariaDB",
-        "8.0.16",
+        "8.0.19",
         "8.0.40",
         "8.4.3",
         "9.1.0",
@@ -61,6 +61,7 @@ class ServerCheckTest {
         "10.5.27-MariaDB-log",
         "5.5.5-10.4.34-MariaDB",
         "8.0.15",
+        "8.0.18",
         "5.7.44-log",
         "5.6.51",
         "not a version"
@@ -69,7 +70,7 @@ class ServerCheckTest {
     assertThatThrownBy(() -> ServerCheck.requireSupported(version))
         .isInstanceOf(ServerCheck.UnsupportedServerException.class)
         .hasMessageContaining("'" + version + "'")
-        .hasMessageContaining("MariaDB 10.11+ or MySQL 8.0.16+");
+        .hasMessageContaining("MariaDB 10.11+ or MySQL 8.0.19+");
   }
 
   @Test
