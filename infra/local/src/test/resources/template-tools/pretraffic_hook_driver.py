@@ -1,11 +1,12 @@
 """Runs template.yaml's pre-traffic hook (its inline index.py) once per function deployment, offline.
 
-Usage: python3 pretraffic_hook_driver.py <dir with index.py> <answers.json>
+Usage: python3 pretraffic_hook_driver.py <dir with index.py> <answers.json> <hook role ARN>
 
 answers.json: {"<module>": [<what the function answered each of the hook's samples>, ...], ...}, in the
 order of the hook's SAMPLES. The CodeDeploy and Lambda clients are botocore Stubbers: GetDeployment names
 the module's deployment group, each Invoke returns the next answer (JSON-encoded, as Lambda returns a
-handler's result), and PutLifecycleEventHookExecutionStatus must come last. Prints
+handler's result), and PutLifecycleEventHookExecutionStatus must come last. The role ARN is the hook's
+PROBE_PRINCIPAL variable (its own role, as CloudFormation passes it). Prints
 {"<module>": {"status": "Succeeded" or "Failed", "invoked": [the events the hook sent]}}.
 """
 
@@ -70,8 +71,9 @@ def run(index, module, answers):
     return {"status": returned, "invoked": invoked}
 
 
-def main(hook_dir, answers_path):
+def main(hook_dir, answers_path, probe_principal):
     answers = json.load(open(answers_path, encoding="utf-8"))
+    os.environ["PROBE_PRINCIPAL"] = probe_principal
     for module in answers:
         prefix = module.upper().replace("-", "_")
         os.environ[prefix + "_GROUP"] = "otc-%s-DeploymentGroup-DRIVER" % module
@@ -85,4 +87,4 @@ def main(hook_dir, answers_path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3]))

@@ -7,9 +7,10 @@ package io.ordertimeout.admin;
 public final class AdminRefusal extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  /** What went wrong, in HTTP terms: 400, 404, 409, 503. */
+  /** What went wrong, in HTTP terms: 400, 403, 404, 409, 503. */
   public enum Kind {
     BAD_REQUEST,
+    FORBIDDEN,
     NOT_FOUND,
     CONFLICT,
     UNAVAILABLE
@@ -26,6 +27,10 @@ public final class AdminRefusal extends RuntimeException {
 
   public static AdminRefusal badRequest(String code, String message) {
     return new AdminRefusal(Kind.BAD_REQUEST, code, message);
+  }
+
+  public static AdminRefusal forbidden(String code, String message) {
+    return new AdminRefusal(Kind.FORBIDDEN, code, message);
   }
 
   public static AdminRefusal notFound(String message) {

@@ -7,6 +7,8 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.lettuce.core.models.stream.PendingMessage;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.payment.TradeBinding;
+import io.ordertimeout.payment.TradeBindings;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.stream.EventStream;
 import io.ordertimeout.stream.OrderEvent;
@@ -214,7 +216,14 @@ public final class OrderStory {
       return out;
     }
     try {
-      TradeStatus status = gateway.query(tenantId, orderId);
+      // the trade the order's binding names: another tenant's order of the same id has its own
+      TradeBinding binding = new TradeBindings(tx, gateway).resolve(tenantId, orderId);
+      out.put("outTradeNo", binding.outTradeNo());
+      if (!binding.reachable()) {
+        out.put("error", "the WeChat trade is unreachable: " + binding.problem());
+        return out;
+      }
+      TradeStatus status = gateway.query(tenantId, binding.trade());
       out.put("tradeState", status.state().name());
       out.put("transactionId", status.transactionId());
       out.put("amountFen", status.amountFen());

@@ -51,6 +51,13 @@ public final class EmfPublisher {
    */
   static final int MAX_TENANT_SAMPLES = 1_000;
 
+  /**
+   * The least a shortened cap ({@link #flush(String, double)}) keeps: one document's worth (100
+   * values); a 10 s flush keeps 1,667 of {@link #MAX_SAMPLES} and 167 of {@link
+   * #MAX_TENANT_SAMPLES}, six of them a minute as many as one flush a minute kept.
+   */
+  static final int MIN_SAMPLES = 100;
+
   /** The dimension of the per-tenant series. */
   static final String TENANT = "Tenant";
 
@@ -70,13 +77,33 @@ public final class EmfPublisher {
   }
 
   /** Writes the EMF documents for everything since the last flush; returns how many. */
-  public synchronized int flush(String functionName) {
-    List<String> documents = documents(functionName, clock.getAsLong());
+  public int flush(String functionName) {
+    return flush(functionName, 1.0);
+  }
+
+  /**
+   * As {@link #flush(String)} for a flush that covers {@code shareOfMinute} of a minute (a periodic
+   * flush every 10 s: 1/6): the latency sample caps are cut to that share (at least {@link
+   * #MIN_SAMPLES}), so flushing six times a minute writes no more log than flushing once did.
+   */
+  public synchronized int flush(String functionName, double shareOfMinute) {
+    double share = Math.max(0.0, Math.min(1.0, shareOfMinute));
+    List<String> documents =
+        documents(
+            functionName,
+            clock.getAsLong(),
+            capped(MAX_SAMPLES, share),
+            capped(MAX_TENANT_SAMPLES, share));
     documents.forEach(sink);
     return documents.size();
   }
 
-  private List<String> documents(String functionName, long timestamp) {
+  private static int capped(int cap, double share) {
+    return Math.max(MIN_SAMPLES, (int) Math.ceil(cap * share));
+  }
+
+  private List<String> documents(
+      String functionName, long timestamp, int sampleCap, int tenantSampleCap) {
     List<String> out = new ArrayList<>();
     List<Map.Entry<String, Long>> scalars = new ArrayList<>(scalars().entrySet());
     for (int i = 0; i < scalars.size(); i += MAX_PER_DOCUMENT) {
@@ -90,7 +117,7 @@ public final class EmfPublisher {
     histogramDeltas()
         .forEach(
             (name, delta) ->
-                out.addAll(histogram(functionName, timestamp, null, name, delta, MAX_SAMPLES)));
+                out.addAll(histogram(functionName, timestamp, null, name, delta, sampleCap)));
     metrics
         .tenantGauges()
         .forEach(
@@ -118,7 +145,7 @@ public final class EmfPublisher {
                       if (delta.getTotalCount() > 0) {
                         out.addAll(
                             histogram(
-                                functionName, timestamp, tenant, name, delta, MAX_TENANT_SAMPLES));
+                                functionName, timestamp, tenant, name, delta, tenantSampleCap));
                       }
                     }));
     return out;

@@ -2,6 +2,7 @@ package io.ordertimeout.aws;
 
 import com.amazonaws.services.lambda.runtime.Context;
 import io.ordertimeout.metrics.Metrics;
+import java.time.Duration;
 import java.util.Collections;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -12,10 +13,13 @@ import org.slf4j.MDC;
 /**
  * The frame around one handler invocation: the request id (and later the order id) in the logging
  * MDC, so every JSON log line carries them, and the metrics flushed as EMF when the invocation
- * ends, whether it returned or threw.
+ * ends, whether it returned or threw. A long-running invocation (the scheduled loops: {@link
+ * ScheduledHandler}) also flushes every {@link EmfFlusher#INTERVAL} while it runs, so its metrics
+ * are at most 10 s old and a run killed at its timeout loses at most its last 10 s of them.
  *
  * <pre>{@code
  * return Invocation.run(context, app.metrics(), () -> route(event));
+ * return Invocation.run(context, job.metrics(), EmfFlusher.INTERVAL, () -> job.run(...));
  * }</pre>
  */
 public final class Invocation {
@@ -41,12 +45,22 @@ public final class Invocation {
    * to the sink given to {@link #publishTo} elsewhere, none otherwise.
    */
   public static <T> T run(Context context, Metrics metrics, Supplier<T> body) {
-    EmfPublisher publisher =
-        SINK == null
-            ? PUBLISHERS.get(metrics)
-            : PUBLISHERS.computeIfAbsent(
-                metrics, m -> new EmfPublisher(m, SINK, System::currentTimeMillis));
-    return run(context, publisher, body);
+    return run(context, publisher(metrics), null, body);
+  }
+
+  /**
+   * As {@link #run(Context, Metrics, Supplier)}, flushing also every {@code flushEvery} while
+   * {@code body} runs ({@link EmfFlusher}).
+   */
+  public static <T> T run(Context context, Metrics metrics, Duration flushEvery, Supplier<T> body) {
+    return run(context, publisher(metrics), flushEvery, body);
+  }
+
+  private static EmfPublisher publisher(Metrics metrics) {
+    return SINK == null
+        ? PUBLISHERS.get(metrics)
+        : PUBLISHERS.computeIfAbsent(
+            metrics, m -> new EmfPublisher(m, SINK, System::currentTimeMillis));
   }
 
   /**
@@ -59,13 +73,29 @@ public final class Invocation {
 
   /** As {@link #run(Context, Metrics, Supplier)} with an explicit publisher (null: none). */
   public static <T> T run(Context context, EmfPublisher publisher, Supplier<T> body) {
+    return run(context, publisher, null, body);
+  }
+
+  /**
+   * The frame itself: {@code publisher} null publishes nothing; {@code flushEvery} null flushes
+   * only at the end.
+   */
+  public static <T> T run(
+      Context context, EmfPublisher publisher, Duration flushEvery, Supplier<T> body) {
     String function = functionName(context);
     MDC.put(REQUEST_ID, context == null ? "-" : context.getAwsRequestId());
     MDC.put(FUNCTION, function);
+    EmfFlusher flusher =
+        publisher == null || flushEvery == null
+            ? null
+            : EmfFlusher.start(publisher, function, flushEvery);
     try {
       return body.get();
     } finally {
       try {
+        if (flusher != null) {
+          flusher.close();
+        }
         if (publisher != null) {
           publisher.flush(function);
         }

@@ -19,7 +19,8 @@ public abstract class ScheduledHandler implements RequestHandler<Map<String, Obj
   private final Metrics metrics;
 
   /**
-   * @param metrics the registry this function records into; flushed at the end of each invocation
+   * @param metrics the registry this function records into; flushed every 10 s while an invocation
+   *     runs and at its end
    */
   protected ScheduledHandler(Metrics metrics) {
     this.metrics = metrics;
@@ -27,7 +28,8 @@ public abstract class ScheduledHandler implements RequestHandler<Map<String, Obj
 
   @Override
   public final String handleRequest(Map<String, Object> event, Context context) {
-    return Invocation.run(context, metrics, () -> handle(event, context));
+    // these invocations run for a minute or more: their metrics are flushed every 10 s as well
+    return Invocation.run(context, metrics, EmfFlusher.INTERVAL, () -> handle(event, context));
   }
 
   /** One invocation's work; answers the summary Lambda returns (and the function logs). */

@@ -30,6 +30,15 @@ import software.amazon.awssdk.services.secretsmanager.SecretsManagerClientBuilde
 public final class Secrets implements AutoCloseable {
   private static final ObjectMapper MAPPER = new ObjectMapper();
 
+  /** One attempt: a Secrets Manager read answers in tens of ms from inside the region. */
+  static final Duration API_CALL_ATTEMPT_TIMEOUT = Duration.ofSeconds(2);
+
+  /**
+   * The whole read, retries included: well inside Lambda's 10 s init; a SnapStart restore does not
+   * wait for it at all beyond its own budget (SnapStartHooks).
+   */
+  static final Duration API_CALL_TIMEOUT = Duration.ofSeconds(4);
+
   private final SecretsManagerClient client;
   private final Map<String, String> cache = new ConcurrentHashMap<>();
 
@@ -52,7 +61,14 @@ public final class Secrets implements AutoCloseable {
                 UrlConnectionHttpClient.builder()
                     // init must not hang: Lambda's init phase is capped at 10 s
                     .connectionTimeout(Duration.ofSeconds(2))
-                    .socketTimeout(Duration.ofSeconds(3)));
+                    .socketTimeout(Duration.ofSeconds(3)))
+            // The socket timeouts bound one attempt only: with the SDK's retries (3 attempts and
+            // backoff) one read took 13 s against an endpoint that accepts and never answers.
+            // The whole call, retries included, ends within API_CALL_TIMEOUT.
+            .overrideConfiguration(
+                c ->
+                    c.apiCallAttemptTimeout(API_CALL_ATTEMPT_TIMEOUT)
+                        .apiCallTimeout(API_CALL_TIMEOUT));
     if (endpoint != null) {
       builder.endpointOverride(endpoint);
     }

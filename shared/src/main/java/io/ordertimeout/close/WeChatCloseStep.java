@@ -1,14 +1,18 @@
 package io.ordertimeout.close;
 
 import io.ordertimeout.metrics.Metrics;
+import io.ordertimeout.payment.TradeBinding;
+import io.ordertimeout.payment.TradeBindings;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentRejectedException;
 import io.ordertimeout.wechat.PaymentTransientException;
 import io.ordertimeout.wechat.TradeState;
 import io.ordertimeout.wechat.TradeStatus;
 import io.ordertimeout.wechat.WeChatCloseOutcome;
+import io.ordertimeout.wechat.WeChatTrade;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,6 +34,15 @@ import org.slf4j.LoggerFactory;
  * step waits at most {@code stepTimeout}: the SDK's own connect/read timeouts bound each call, and
  * the step timeout bounds a batch of many slow ones. Whatever has not answered by then is FAILED
  * and stays UNPAID for a later pass.
+ *
+ * <p>Every call names the trade the order's binding records ({@link TradeBindings}), never the bare
+ * order id: tenants sharing a merchant may use the same order id, and one's close must not query or
+ * close the other's trade. An order whose trade cannot be told apart from another tenant's stays
+ * UNPAID (FAILED, counted as close_trade_unreachable) for an operator; compensation flags it.
+ *
+ * <p>A trade in state REFUND was paid and then refunded (by the merchant, by hand): no money stays
+ * with the merchant and WeChat accepts no new payment on it, so it is not paid and the order may
+ * close (counted as close_refunded_trade; compensation flags the closed order for an operator).
  */
 public final class WeChatCloseStep {
   private static final Logger log = LoggerFactory.getLogger(WeChatCloseStep.class);
@@ -38,17 +51,24 @@ public final class WeChatCloseStep {
   private static final Set<String> USER_PAYING = Set.of("USERPAYING", "USER_PAYING");
 
   private final PaymentGateway gateway;
+  private final TradeBindings bindings;
   private final ExecutorService calls;
   private final Duration stepTimeout;
   private final Metrics metrics;
 
   /**
    * @param gateway null when payments are not configured: prepaid orders then stay UNPAID (FAILED)
+   * @param bindings the trade of each order (PaymentService#bindings)
    * @param calls its thread count is the limit of concurrent WeChat calls
    */
   public WeChatCloseStep(
-      PaymentGateway gateway, ExecutorService calls, Duration stepTimeout, Metrics metrics) {
+      PaymentGateway gateway,
+      TradeBindings bindings,
+      ExecutorService calls,
+      Duration stepTimeout,
+      Metrics metrics) {
     this.gateway = gateway;
+    this.bindings = bindings;
     this.calls = calls;
     this.stepTimeout = stepTimeout;
     this.metrics = metrics;
@@ -84,13 +104,35 @@ public final class WeChatCloseStep {
       orders.forEach(o -> out.put(o.orderId(), failed(o)));
       return out;
     }
+    Map<String, Map<String, TradeBinding>> bound;
+    try {
+      bound = bindingsOf(orders);
+    } catch (RuntimeException e) {
+      log.warn("trade bindings of {} prepaid orders not read: {}", orders.size(), e.toString());
+      orders.forEach(o -> out.put(o.orderId(), failed(o)));
+      return out;
+    }
     List<Future<Checked>> futures = new ArrayList<>(orders.size());
-    orders.forEach(o -> futures.add(calls.submit(() -> checkOne(o))));
+    orders.forEach(
+        o -> {
+          TradeBinding binding = bound.get(o.tenantId()).get(o.orderId());
+          futures.add(calls.submit(() -> checkOne(o, binding)));
+        });
     long deadline = System.nanoTime() + stepTimeout.toNanos();
     for (int i = 0; i < orders.size(); i++) {
       out.put(orders.get(i).orderId(), await(futures.get(i), orders.get(i), deadline));
     }
     return out;
+  }
+
+  /** One read per tenant (the closer's batches are of one tenant). */
+  private Map<String, Map<String, TradeBinding>> bindingsOf(List<Prepaid> orders) {
+    Map<String, List<String>> idsByTenant = new HashMap<>();
+    orders.forEach(
+        o -> idsByTenant.computeIfAbsent(o.tenantId(), t -> new ArrayList<>()).add(o.orderId()));
+    Map<String, Map<String, TradeBinding>> bound = new HashMap<>();
+    idsByTenant.forEach((tenant, ids) -> bound.put(tenant, bindings.resolve(tenant, ids)));
+    return bound;
   }
 
   private Checked await(Future<Checked> future, Prepaid order, long deadlineNanos) {
@@ -109,16 +151,30 @@ public final class WeChatCloseStep {
   }
 
   /** Query first (cheap, tells "paid" apart); close only a trade that is not paid. */
-  private Checked checkOne(Prepaid order) {
+  private Checked checkOne(Prepaid order, TradeBinding binding) {
+    if (!binding.reachable()) {
+      metrics.count("close_trade_unreachable", 1);
+      log.error(
+          "order {}/{} not closed: its WeChat trade {} is unreachable ({}); needs an operator",
+          order.tenantId(),
+          order.orderId(),
+          binding.outTradeNo(),
+          binding.problem());
+      return failed(order);
+    }
     try {
-      TradeStatus trade = gateway.query(order.tenantId(), order.orderId());
+      WeChatTrade bound = binding.trade();
+      TradeStatus trade = gateway.query(order.tenantId(), bound);
       if (trade.state().paid()) {
         return checked(order, Verdict.PAID, trade);
+      }
+      if (trade.state() == TradeState.REFUND) {
+        return refunded(order, trade);
       }
       if (trade.state() == TradeState.USERPAYING) {
         return checked(order, Verdict.DEFER, trade);
       }
-      return closeAtWeChat(order, trade);
+      return closeAtWeChat(order, bound, trade);
     } catch (PaymentTransientException e) {
       if (USER_PAYING.contains(e.code())) {
         return checked(order, Verdict.DEFER, null);
@@ -131,14 +187,29 @@ public final class WeChatCloseStep {
     }
   }
 
-  private Checked closeAtWeChat(Prepaid order, TradeStatus trade) {
-    WeChatCloseOutcome closed = gateway.close(order.tenantId(), order.orderId());
+  private Checked closeAtWeChat(Prepaid order, WeChatTrade bound, TradeStatus trade) {
+    WeChatCloseOutcome closed = gateway.close(order.tenantId(), bound);
     if (closed != WeChatCloseOutcome.ALREADY_PAID) {
       return checked(order, Verdict.CLOSABLE, trade);
     }
     // Paid between our query and our close: the re-query carries the transaction id.
-    TradeStatus paid = gateway.query(order.tenantId(), order.orderId());
-    return paid.state().paid() ? checked(order, Verdict.PAID, paid) : failed(order);
+    TradeStatus paid = gateway.query(order.tenantId(), bound);
+    if (paid.state().paid()) {
+      return checked(order, Verdict.PAID, paid);
+    }
+    return paid.state() == TradeState.REFUND ? refunded(order, paid) : failed(order);
+  }
+
+  /** Paid and refunded: nothing to close at WeChat, nothing to sell; the order may close. */
+  private Checked refunded(Prepaid order, TradeStatus trade) {
+    metrics.count("close_refunded_trade", 1);
+    log.warn(
+        "order {}/{}: WeChat trade {} was refunded ({}); closing the order unpaid",
+        order.tenantId(),
+        order.orderId(),
+        trade.outTradeNo(),
+        trade.transactionId());
+    return checked(order, Verdict.CLOSABLE, trade);
   }
 
   private Checked checked(Prepaid order, Verdict verdict, TradeStatus trade) {

@@ -7,9 +7,11 @@ import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.payment.PaymentMismatchException;
 import io.ordertimeout.payment.PaymentOutcome;
 import io.ordertimeout.payment.PaymentService;
+import io.ordertimeout.payment.TradeBinding;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentRejectedException;
 import io.ordertimeout.wechat.PaymentTransientException;
+import io.ordertimeout.wechat.TradeState;
 import io.ordertimeout.wechat.TradeStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -26,6 +28,12 @@ import java.util.Map;
  * (PaymentService), which makes an UNPAID order PAID and records and refunds a CLOSED one
  * (paid-after-close, DESIGN.md invariant 6). Pending paid-after-close refunds are retried. Without
  * a payment gateway the category does nothing: no order was ever prepaid.
+ *
+ * <p>WeChat is asked about the trade the order's binding names. An order whose trade cannot be told
+ * apart from another tenant's (or whose merchant changed since) is flagged TRADE_UNREACHABLE, never
+ * queried. A trade in state REFUND (paid, then refunded by the merchant) is flagged REFUNDED_TRADE:
+ * marking the order PAID would sell stock whose money went back, refunding again would pay the
+ * payer twice; an operator decides.
  */
 final class WeChatAudit {
   private final Tx tx;
@@ -130,10 +138,27 @@ final class WeChatAudit {
    */
   private PaymentOutcome applyIfPaid(Tally tally, String tenantId, String orderId) {
     TradeStatus trade;
+    TradeBinding binding;
     try {
-      trade = gateway.query(tenantId, orderId);
-    } catch (PaymentTransientException | PaymentRejectedException e) {
+      binding = payments.bindings().resolve(tenantId, orderId);
+      if (!binding.reachable()) {
+        Map<String, Object> evidence = new LinkedHashMap<>();
+        evidence.put("outTradeNo", binding.outTradeNo());
+        evidence.put("problem", binding.problem().name());
+        flags.raise(tally, "TRADE_UNREACHABLE", tenantId, orderId, evidence);
+        return null;
+      }
+      trade = gateway.query(tenantId, binding.trade());
+    } catch (PaymentTransientException | PaymentRejectedException | IllegalArgumentException e) {
       tally.add("wechat_errors", 1);
+      return null;
+    }
+    if (trade.state() == TradeState.REFUND) {
+      Map<String, Object> evidence = new LinkedHashMap<>();
+      evidence.put("outTradeNo", binding.outTradeNo());
+      evidence.put("transactionId", String.valueOf(trade.transactionId()));
+      evidence.put("wechatAmountFen", String.valueOf(trade.amountFen()));
+      flags.raise(tally, "REFUNDED_TRADE", tenantId, orderId, evidence);
       return null;
     }
     if (!trade.state().paid()) {

@@ -4,7 +4,8 @@ import java.util.Objects;
 
 /**
  * The MySQL side: where, as whom, how many pooled connections, whether this function migrates the
- * schema at start. toString masks the password (configuration is logged once at init).
+ * schema at start. toString masks the password, and the URL's user information and password
+ * properties (configuration is logged once at init).
  */
 public record DatabaseSettings(
     String url, String user, String password, int poolSize, boolean migrateOnStart) {
@@ -19,7 +20,7 @@ public record DatabaseSettings(
   @Override
   public String toString() {
     return "mysqlUrl="
-        + url
+        + Masked.jdbcUrl(url)
         + ", mysqlUser="
         + user
         + ", mysqlPassword="

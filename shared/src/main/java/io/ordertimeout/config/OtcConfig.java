@@ -28,10 +28,12 @@ public record OtcConfig(
     StreamSettings stream,
     Waits waits,
     DeadlineSettings deadlines,
-    TenantSettings tenants) {
+    TenantSettings tenants,
+    AdminSettings admins) {
 
   public OtcConfig {
     Objects.requireNonNull(tenants, "tenant settings");
+    Objects.requireNonNull(admins, "admin settings");
     Objects.requireNonNull(deadlines, "deadline settings");
     Objects.requireNonNull(database, "database settings");
     Objects.requireNonNull(redis, "redis settings");
@@ -96,6 +98,10 @@ public record OtcConfig(
             .claimLease(Duration.ofMillis(e.intValue("OTC_CLAIM_LEASE_MS", 30_000)))
             // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
             .sweepPoll(Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)))
+            // One schedule starts one run a minute: each run sweeps until the next one has taken
+            // its shards (README "Sweep runs and their hand-over"). More schedules or processes
+            // sweeping at once set their count, so that many runs share the shards.
+            .sweepRuns(e.intValue("OTC_SWEEP_RUNS", 1))
             // Stop looping this long before Lambda's deadline. The sweep starts a pass only when
             // the
             // pass's WeChat step and its measured closing time fit before the margin; the margin
@@ -113,7 +119,13 @@ public record OtcConfig(
             .waits(waits)
             .deadlines(deadlineSettings(e))
             // unset: every caller acts for the tenant "default", as before tenants were scoped
-            .tenants(TenantSettings.parse(e.get("OTC_TENANT_PRINCIPALS", null)))
+            .tenants(
+                TenantSettings.parse(
+                    e.get("OTC_TENANT_PRINCIPALS", null), e.get("OTC_PROBE_PRINCIPAL", null)))
+            // unset: nobody may call the admin API (deny by default)
+            .admins(
+                AdminSettings.parse(
+                    e.get("OTC_ADMIN_PRINCIPALS", null), e.get("OTC_PROBE_PRINCIPAL", null)))
             .build();
   }
 
@@ -184,7 +196,11 @@ public record OtcConfig(
         // 5 deliveries ride out a DB failover (~30-60 s) at a 30 s visibility timeout.
         e.intValue("OTC_STREAM_MAX_DELIVERIES", 5),
         // 32 consumer names: more concurrent consumers than that only contend on the same rows.
-        e.intValue("OTC_STREAM_CONSUMER_SLOTS", 32));
+        e.intValue("OTC_STREAM_CONSUMER_SLOTS", 32),
+        // One schedule starts one run a minute: each run reads until the next one has joined
+        // (README "Sweep runs and their hand-over"); more schedules reading at once set their
+        // count.
+        e.intValue("OTC_STREAM_RUNS", 1));
   }
 
   public String mysqlUrl() {
@@ -250,13 +266,15 @@ public record OtcConfig(
             .sweepBatch(sweepBatch())
             .claimLease(claimLease())
             .sweepPoll(sweepPoll())
+            .sweepRuns(sweep.runs())
             .defaultOrderTimeout(defaultOrderTimeout)
             .maxOrderTimeout(maxOrderTimeout)
             .invocationMargin(invocationMargin)
             .stream(stream)
             .waits(waits)
             .deadlines(deadlines)
-            .tenants(tenants);
+            .tenants(tenants)
+            .admins(admins);
   }
 
   /** Every property, once, secrets masked: the init log line an operator reads after a deploy. */
@@ -282,6 +300,8 @@ public record OtcConfig(
         + deadlines
         + ", "
         + tenants
+        + ", "
+        + admins
         + "]";
   }
 
@@ -306,6 +326,8 @@ public record OtcConfig(
     private int sweepBatch;
     private Duration claimLease;
     private Duration sweepPoll;
+    // likewise below: configurations built in code sweep with one run at a time
+    private int sweepRuns = 1;
     private Duration defaultOrderTimeout;
     private Duration maxOrderTimeout;
     private Duration invocationMargin;
@@ -317,6 +339,8 @@ public record OtcConfig(
     private DeadlineSettings deadlines = DeadlineSettings.DEFAULTS;
     // likewise: configurations built in code get the unset mapping (the default tenant only)
     private TenantSettings tenants = TenantSettings.UNSET;
+    // and nobody may call the admin API
+    private AdminSettings admins = AdminSettings.NOBODY;
 
     public Builder mysqlUrl(String v) {
       mysqlUrl = v;
@@ -378,6 +402,11 @@ public record OtcConfig(
       return this;
     }
 
+    public Builder sweepRuns(int v) {
+      sweepRuns = v;
+      return this;
+    }
+
     public Builder defaultOrderTimeout(Duration v) {
       defaultOrderTimeout = v;
       return this;
@@ -413,6 +442,11 @@ public record OtcConfig(
       return this;
     }
 
+    public Builder admins(AdminSettings v) {
+      admins = v;
+      return this;
+    }
+
     /** The current stream settings, to derive changed ones: {@code b.stream(b.stream().with..)}. */
     public StreamSettings stream() {
       return stream;
@@ -427,14 +461,15 @@ public record OtcConfig(
       return new OtcConfig(
           new DatabaseSettings(mysqlUrl, mysqlUser, mysqlPassword, dbPoolSize, migrateOnStart),
           new RedisSettings(redisUri, redisCluster, keyPrefix, timerShards),
-          new SweepSettings(sweepBatch, claimLease, sweepPoll),
+          new SweepSettings(sweepBatch, claimLease, sweepPoll, sweepRuns),
           defaultOrderTimeout,
           maxOrderTimeout,
           invocationMargin,
           stream,
           waits,
           deadlines,
-          tenants);
+          tenants,
+          admins);
     }
   }
 

@@ -23,7 +23,7 @@ public record RedisSettings(String uri, boolean cluster, String keyPrefix, int t
   @Override
   public String toString() {
     return "redisUri="
-        + uri.replaceAll("//[^@/]*@", "//***@")
+        + Masked.uri(uri)
         + ", redisCluster="
         + cluster
         + ", keyPrefix="

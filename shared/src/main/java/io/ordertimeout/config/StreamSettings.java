@@ -12,6 +12,7 @@ import java.time.Duration;
  * @param visibility idle time after which another consumer claims a pending entry
  * @param maxDeliveries deliveries after which a failing entry is dead-lettered
  * @param consumerSlots the size of the consumer-name pool (and so of concurrent consumers)
+ * @param runs consumer runs expected live at once; an older run hands over to that many newer ones
  */
 public record StreamSettings(
     int maxLen,
@@ -19,7 +20,8 @@ public record StreamSettings(
     Duration block,
     Duration visibility,
     int maxDeliveries,
-    int consumerSlots) {
+    int consumerSlots,
+    int runs) {
 
   public StreamSettings {
     require(maxLen >= 1_000, "OTC_STREAM_MAXLEN must be at least 1000, was " + maxLen);
@@ -37,22 +39,44 @@ public record StreamSettings(
     require(
         consumerSlots >= 1 && consumerSlots <= 256,
         "OTC_STREAM_CONSUMER_SLOTS must be 1..256, was " + consumerSlots);
+    require(
+        runs >= 1 && runs <= consumerSlots,
+        "OTC_STREAM_RUNS must be 1..OTC_STREAM_CONSUMER_SLOTS ("
+            + consumerSlots
+            + "), was "
+            + runs);
+  }
+
+  /** One consumer run at a time. */
+  public StreamSettings(
+      int maxLen,
+      int batch,
+      Duration block,
+      Duration visibility,
+      int maxDeliveries,
+      int consumerSlots) {
+    this(maxLen, batch, block, visibility, maxDeliveries, consumerSlots, 1);
   }
 
   public StreamSettings withVisibility(Duration d) {
-    return new StreamSettings(maxLen, batch, block, d, maxDeliveries, consumerSlots);
+    return new StreamSettings(maxLen, batch, block, d, maxDeliveries, consumerSlots, runs);
   }
 
   public StreamSettings withMaxDeliveries(int m) {
-    return new StreamSettings(maxLen, batch, block, visibility, m, consumerSlots);
+    return new StreamSettings(maxLen, batch, block, visibility, m, consumerSlots, runs);
   }
 
   public StreamSettings withBatch(int b) {
-    return new StreamSettings(maxLen, b, block, visibility, maxDeliveries, consumerSlots);
+    return new StreamSettings(maxLen, b, block, visibility, maxDeliveries, consumerSlots, runs);
   }
 
   public StreamSettings withConsumerSlots(int n) {
-    return new StreamSettings(maxLen, batch, block, visibility, maxDeliveries, n);
+    return new StreamSettings(
+        maxLen, batch, block, visibility, maxDeliveries, n, Math.min(runs, n));
+  }
+
+  public StreamSettings withRuns(int n) {
+    return new StreamSettings(maxLen, batch, block, visibility, maxDeliveries, consumerSlots, n);
   }
 
   private static void require(boolean ok, String message) {

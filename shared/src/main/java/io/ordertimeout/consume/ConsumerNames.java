@@ -2,8 +2,8 @@ package io.ordertimeout.consume;
 
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.stream.EventStream;
+import io.ordertimeout.util.Jitter;
 import java.util.Optional;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A small pool of consumer names ({@code c0..c<slots-1>}), leased with {@code SET NX PX}, so the
@@ -31,8 +31,9 @@ public final class ConsumerNames {
 
   /** A consumer name leased for {@code token}; empty when all slots are taken. */
   public Optional<String> lease(String token) {
-    // A random start spreads concurrent invocations over the slots instead of all trying slot 0.
-    int start = ThreadLocalRandom.current().nextInt(slots);
+    // A random start spreads concurrent invocations over the slots instead of all trying slot 0
+    // (Jitter: re-seeded after a SnapStart restore, so restored copies do not all pick one slot).
+    int start = Jitter.nextInt(slots);
     for (int i = 0; i < slots; i++) {
       int slot = (start + i) % slots;
       if (leases.acquire(stream.consumerSlotKey(slot), token, ttlMillis)) {

@@ -5,15 +5,17 @@ import io.lettuce.core.cluster.api.sync.RedisClusterCommands;
 import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.config.StreamSettings;
 import io.ordertimeout.loop.PollingLoop;
+import io.ordertimeout.loop.RunTokens;
 import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.loop.TimeBudget;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.RedisConnector;
+import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.stream.DeadLetters;
 import io.ordertimeout.stream.EventStream;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -60,6 +62,12 @@ public final class StreamConsumer implements AutoCloseable {
 
   static final long ERROR_BACKOFF_MAX_MILLIS = 5_000;
 
+  /**
+   * A run's entry in the registry of live consumer runs outlives ~10 renewals (one a second): a
+   * pass of slow closes does not drop it, and a run that died leaves it within 10 s.
+   */
+  static final long REGISTRY_TTL_MILLIS = 10_000;
+
   private final EventStream stream;
   private final RedisClusterCommands<String, String> redis;
   private final RedisConnector.Dedicated blocking;
@@ -68,11 +76,13 @@ public final class StreamConsumer implements AutoCloseable {
   private final OrderCloser closer;
   private final Metrics metrics;
   private final Settings settings;
-  private final String token = UUID.randomUUID().toString();
+  private final ShardLeases registry;
+  private String token;
   private final PollingLoop loop = new PollingLoop();
   private final ConsumerCounters counters = new ConsumerCounters();
   private String name;
   private long lastRenewAt;
+  private boolean handedOver;
 
   /** Tunables of the loop; see OtcConfig for the defaults and their reasons. */
   public record Settings(StreamSettings stream, Duration margin) {}
@@ -94,14 +104,19 @@ public final class StreamConsumer implements AutoCloseable {
     this.closer = closer;
     this.metrics = metrics;
     this.settings = settings;
+    this.registry = new ShardLeases(redis);
   }
 
   /**
-   * Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, or
-   * terminate(). Returns at once when every consumer name is leased by other invocations.
+   * Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, until
+   * {@code runs} consumer runs started after this one are reading (the hand-over: README "Sweep
+   * runs and their hand-over"), or terminate(). Returns at once when every consumer name is leased
+   * by other invocations.
    */
   public ConsumerStats run(LongSupplier remainingMillis) {
     long started = System.nanoTime();
+    // made per run and carrying its start on Redis' clock: the runs know which started last
+    token = RunTokens.newToken(startMillis());
     Optional<String> leased = leaseName();
     if (leased.isEmpty()) {
       log.info("all {} consumer names are in use; this invocation has nothing to add", slots());
@@ -111,6 +126,7 @@ public final class StreamConsumer implements AutoCloseable {
     try {
       loop(new TimeBudget(remainingMillis, settings.margin()));
     } finally {
+      leaveRegistry();
       releaseName();
     }
     return counters.stats(name, started);
@@ -146,6 +162,10 @@ public final class StreamConsumer implements AutoCloseable {
               log.warn("consumer {} lost its name lease; ending this invocation", name);
               return PollingLoop.STOP;
             }
+            if (handedOver) {
+              log.info("consumer {} hands over: a run started after it is reading", name);
+              return PollingLoop.STOP;
+            }
             reader.pass(budget);
             counters.passes++;
             failuresInARow = 0;
@@ -173,14 +193,46 @@ public final class StreamConsumer implements AutoCloseable {
     }
   }
 
-  /** Renews the name lease at most every second (the lease lasts 30 s). */
+  /**
+   * Renews the name lease and the registry entry at most every second (the lease lasts 30 s); sets
+   * {@code handedOver} once {@code runs} runs started after this one are in the registry. A run
+   * joins only once it holds a name, right before its first read: a newer run there is reading.
+   * Both read at once until the older one sees it (about a second): entries are shared by the
+   * group, so the hand-over leaves no time without a reader.
+   */
   private boolean renewName() {
     long now = System.nanoTime() / 1_000_000;
     if (now - lastRenewAt < 1_000) {
       return true;
     }
     lastRenewAt = now;
-    return names.renew(name, token);
+    boolean renewed = names.renew(name, token);
+    try {
+      List<String> live = registry.join(stream.consumersKey(), token, REGISTRY_TTL_MILLIS);
+      handedOver = RunTokens.newerThan(token, live) >= settings.stream().runs();
+    } catch (RuntimeException e) {
+      // without the registry a run reads until its time is up, as before the hand-over
+      log.warn("the consumer registry is unreachable: {}", e.toString());
+    }
+    return renewed;
+  }
+
+  private void leaveRegistry() {
+    try {
+      registry.leave(stream.consumersKey(), token);
+    } catch (RuntimeException e) {
+      log.warn("could not leave the consumer registry (the entry expires): {}", e.toString());
+    }
+  }
+
+  /** Redis TIME, the one clock of every run's start (the host's while Redis is unreachable). */
+  private long startMillis() {
+    try {
+      List<String> t = redis.time();
+      return Long.parseLong(t.get(0)) * 1_000 + Long.parseLong(t.get(1)) / 1_000;
+    } catch (RuntimeException e) {
+      return System.currentTimeMillis();
+    }
   }
 
   private void releaseName() {

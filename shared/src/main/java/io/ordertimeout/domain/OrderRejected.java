@@ -22,6 +22,11 @@ public class OrderRejected extends RuntimeException {
     ILLEGAL_TRANSITION,
     /** The user's one receipt extension was used already (409). */
     RECEIPT_ALREADY_EXTENDED,
+    /**
+     * A route asked after the deadline it must come before (receipt, completion) by the database
+     * clock, applied by the sweep or not yet (409).
+     */
+    DEADLINE_PASSED,
     /** A coupon id issued already with other fields (409). */
     COUPON_CONFLICT,
     ORDER_PAID,

@@ -17,7 +17,19 @@ public final class TenantIds {
    */
   public static final String DEFAULT = "default";
 
+  /**
+   * The tenant of the pre-traffic hook's sample requests (OTC_PROBE_PRINCIPAL): reserved, never
+   * onboarded (TenantStore refuses it), so a sample finds no order, stock or coupon of it and can
+   * write none (the tables' foreign keys name the tenants table).
+   */
+  public static final String PROBE = "otc-probe";
+
   private TenantIds() {}
+
+  /** True for the ids no tenant may be onboarded with ({@link #PROBE}). */
+  public static boolean reserved(String tenantId) {
+    return PROBE.equals(tenantId);
+  }
 
   public static boolean valid(String tenantId) {
     return tenantId != null && PATTERN.matcher(tenantId).matches();

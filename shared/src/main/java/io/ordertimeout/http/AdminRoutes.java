@@ -17,7 +17,16 @@ import java.util.Map;
 /**
  * The admin API's routes (template.yaml, AdminFunction: all AWS_IAM, under /admin), dispatched on
  * API Gateway's {@code routeKey} and {@code pathParameters}. Answers JSON; a refused request is
- * 400/404/409/503 with {@code {"error":{"code","message"}}} and changed nothing.
+ * 400/403/404/409/503 with {@code {"error":{"code","message"}}} and changed nothing.
+ *
+ * <p>Every route first checks its IAM caller against OTC_ADMIN_PRINCIPALS ({@link AdminAccess}),
+ * before the body is read: the order routes and the dead-letter list and filter-redrive act for the
+ * one tenant they name ({@code ?tenantId=}, the filter's {@code tenantId}) and need it in the
+ * caller's list; everything else (pause, resume, the pauses, compensation, a dead letter by id,
+ * redrive of ids or of all) acts for every tenant and needs {@code "*"}.
+ *
+ * <p>Over 300 lines: the route table, the per-route authorization and the request parsing of every
+ * admin route are read together when a route is added; split, a route could miss its check.
  */
 public final class AdminRoutes {
   /** Every route this class serves; template.yaml declares exactly these (a test compares). */
@@ -38,9 +47,11 @@ public final class AdminRoutes {
   public record Answer(int status, String body) {}
 
   private final AdminOps ops;
+  private final AdminAccess access;
 
-  public AdminRoutes(AdminOps ops) {
+  public AdminRoutes(AdminOps ops, AdminAccess access) {
     this.ops = ops;
+    this.access = access;
   }
 
   public AdminOps ops() {
@@ -63,28 +74,49 @@ public final class AdminRoutes {
           AdminRefusal.Kind.NOT_FOUND, "ROUTE_NOT_FOUND", "no admin route '" + r.routeKey + "'");
     }
     String operator = operator(event);
+    // before the body, and before any tenant or id in it is looked at
+    access.requireMapped(operator);
     return switch (r.routeKey) {
-      case "GET /admin/dead-letters" -> ops.deadLetters().list(filter(r));
-      case "GET /admin/dead-letters/{id}" -> ops.deadLetters().show(r.longPath("id"));
-      case "POST /admin/dead-letters/{id}/redrive" ->
-          ops.deadLetters().redrive(List.of(r.longPath("id")), operator);
+      case "GET /admin/dead-letters" -> ops.deadLetters().list(filter(r, operator));
+      case "GET /admin/dead-letters/{id}" -> {
+        access.requireAll(operator, "a dead letter by id");
+        yield ops.deadLetters().show(r.longPath("id"));
+      }
+      case "POST /admin/dead-letters/{id}/redrive" -> {
+        access.requireAll(operator, "a redrive by dead letter id");
+        yield ops.deadLetters().redrive(List.of(r.longPath("id")), operator);
+      }
       case "POST /admin/dead-letters/redrive" -> redrive(r, operator);
       case "GET /admin/orders/{id}" ->
-          ops.stories().of(tenant(r), r.path("id"), "true".equals(r.query("wechat")));
+          ops.stories().of(tenant(r, operator), r.path("id"), "true".equals(r.query("wechat")));
       case "POST /admin/orders/{id}/force-close" ->
-          ops.forceClose().close(tenant(r), r.path("id"), r.bodyText("reason"), operator);
-      case "GET /admin/pauses" -> ops.pauses().state();
-      case "POST /admin/pause" ->
-          ops.pauses().pause(Pauses.jobs(r.bodyText("job")), operator, reason(r));
-      case "POST /admin/resume" -> ops.pauses().resume(Pauses.jobs(r.bodyText("job")), operator);
-      case "POST /admin/compensation" -> ops.compensateNow(operator);
+          ops.forceClose().close(tenant(r, operator), r.path("id"), r.bodyText("reason"), operator);
+      case "GET /admin/pauses" -> {
+        access.requireAll(operator, "the pauses");
+        yield ops.pauses().state();
+      }
+      case "POST /admin/pause" -> {
+        access.requireAll(operator, "a pause");
+        yield ops.pauses().pause(Pauses.jobs(r.bodyText("job")), operator, reason(r));
+      }
+      case "POST /admin/resume" -> {
+        access.requireAll(operator, "a resume");
+        yield ops.pauses().resume(Pauses.jobs(r.bodyText("job")), operator);
+      }
+      case "POST /admin/compensation" -> {
+        access.requireAll(operator, "a compensation pass");
+        yield ops.compensateNow(operator);
+      }
       default ->
           throw new AdminRefusal(
               AdminRefusal.Kind.NOT_FOUND, "ROUTE_NOT_FOUND", "no admin route " + r.routeKey);
     };
   }
 
-  /** One of {"ids":[..]}, {"filter":{orderId, eventType, limit}} or {"all":true}. */
+  /**
+   * One of {"ids":[..]} or {"all":true} (every tenant's letters: "*" only), or {"filter":{tenantId,
+   * orderId, eventType, limit}} (the filter's tenant; without one, every tenant's).
+   */
   private Map<String, Object> redrive(Request r, String operator) {
     JsonNode body = r.body();
     int given =
@@ -94,20 +126,27 @@ public final class AdminRoutes {
           "INVALID_REDRIVE", "give exactly one of \"ids\", \"filter\" or \"all\": true");
     }
     if (body.has("ids")) {
+      access.requireAll(operator, "a redrive by dead letter id");
       return ops.deadLetters().redrive(ids(body.get("ids")), operator);
     }
     if (body.has("all")) {
+      access.requireAll(operator, "a redrive of all dead letters");
       if (!body.get("all").asBoolean(false)) {
         throw AdminRefusal.badRequest("INVALID_REDRIVE", "\"all\" must be true");
       }
       return ops.deadLetters().redrive(DeadLetterAdmin.Filter.open(), operator);
     }
     JsonNode f = body.get("filter");
+    if (!f.isObject()) {
+      throw AdminRefusal.badRequest("INVALID_REDRIVE", "\"filter\" must be an object");
+    }
+    String tenant = text(f, "tenantId");
+    requireTenantOrAll(operator, tenant, "a redrive filter without a tenantId");
     return ops.deadLetters()
         .redrive(
             new DeadLetterAdmin.Filter(
                 "open",
-                text(f, "tenantId"),
+                tenant,
                 text(f, "orderId"),
                 text(f, "eventType"),
                 f.path("limit").asInt(DeadLetterAdmin.MAX_ROWS)),
@@ -128,7 +167,17 @@ public final class AdminRoutes {
     return out;
   }
 
-  private static DeadLetterAdmin.Filter filter(Request r) {
+  /** {@code tenant}'s access; without a tenant, {@code what} acts for every tenant. */
+  private void requireTenantOrAll(String operator, String tenant, String what) {
+    if (tenant == null) {
+      access.requireAll(operator, what);
+    } else {
+      access.requireTenant(operator, tenant);
+    }
+  }
+
+  private DeadLetterAdmin.Filter filter(Request r, String operator) {
+    requireTenantOrAll(operator, r.query("tenantId"), "a dead-letter list without ?tenantId=");
     String limit = r.query("limit");
     int n;
     try {
@@ -142,11 +191,13 @@ public final class AdminRoutes {
 
   /**
    * The tenant an order route acts on: the {@code tenantId} query parameter, else the default
-   * tenant (operators act for every tenant; an order id alone no longer names one order).
+   * tenant (an order id alone no longer names one order), which the caller must administer.
    */
-  private static String tenant(Request r) {
-    String tenant = r.query("tenantId");
-    return tenant == null ? TenantIds.DEFAULT : OrderIds.requireTenant(tenant);
+  private String tenant(Request r, String operator) {
+    String named = r.query("tenantId");
+    String tenant = named == null ? TenantIds.DEFAULT : OrderIds.requireTenant(named);
+    access.requireTenant(operator, tenant);
+    return tenant;
   }
 
   private static String reason(Request r) {
@@ -178,6 +229,7 @@ public final class AdminRoutes {
   private static int status(AdminRefusal.Kind kind) {
     return switch (kind) {
       case BAD_REQUEST -> 400;
+      case FORBIDDEN -> 403;
       case NOT_FOUND -> 404;
       case CONFLICT -> 409;
       case UNAVAILABLE -> 503;

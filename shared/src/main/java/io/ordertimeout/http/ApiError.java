@@ -51,6 +51,7 @@ public final class ApiError extends RuntimeException {
               PREPAY_REFUSED,
               ILLEGAL_TRANSITION,
               RECEIPT_ALREADY_EXTENDED,
+              DEADLINE_PASSED,
               COUPON_CONFLICT ->
               409;
           case WECHAT_REJECTED -> 502;

@@ -19,7 +19,9 @@ import java.util.function.UnaryOperator;
  * open and resolve an after-sale request) and for coupons with a validity. Each order route is one
  * {@link Transition} run by {@link Transitions#applyRoute}: 200 with the order's lifecycle view and
  * {@code changed}, 404, 409 ILLEGAL_TRANSITION with the current state, 409
- * RECEIPT_ALREADY_EXTENDED; the bodies are checked before anything is read or written.
+ * RECEIPT_ALREADY_EXTENDED, 409 DEADLINE_PASSED (extend or confirm receipt after the receipt
+ * deadline, open an after-sale after the completion deadline, by the database clock); the bodies
+ * are checked before anything is read or written.
  */
 public final class LifecycleRoutes {
   /** An answer: HTTP status and JSON body. */

@@ -7,6 +7,7 @@ import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.mysql.Tx;
+import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.redis.TimerIndex;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -26,17 +27,24 @@ import org.slf4j.LoggerFactory;
  * deadline makes an AVAILABLE coupon EXPIRED (a conditional UPDATE on AVAILABLE and on the database
  * clock). A coupon LOCKED by an unpaid order at that time is left to the order: its close expires
  * it (close.OrderCloser), its payment uses it. The timer is removed then, as the order decides.
+ *
+ * <p>A timer claimed while the database says the validity has not ended (Redis TIME ahead of
+ * MySQL's NOW(3)) goes back by the time MySQL says remains, counted on the timer clock, for an
+ * AVAILABLE coupon and for a LOCKED one alike: the LOCKED coupon's order may close before the
+ * validity ends, and the coupon, AVAILABLE again, must still expire on time.
  */
 public final class Coupons {
   private static final Logger log = LoggerFactory.getLogger(Coupons.class);
 
   private final Tx tx;
   private final TimerIndex timers;
+  private final TimeSource time;
   private final Metrics metrics;
 
-  public Coupons(Tx tx, TimerIndex timers, Metrics metrics) {
+  public Coupons(Tx tx, TimerIndex timers, TimeSource time, Metrics metrics) {
     this.tx = tx;
     this.timers = timers;
+    this.time = time;
     this.metrics = metrics;
   }
 
@@ -145,20 +153,25 @@ public final class Coupons {
   }
 
   /**
-   * What an expiry batch found: expired now (coupon id -> lag ms), not due yet (-> due epoch ms),
-   * and settled otherwise (locked, used, expired already, unknown: their timers go).
+   * What an expiry batch found: expired now (coupon id -> lag ms), not due yet by the database
+   * clock, AVAILABLE or LOCKED (-> due epoch ms), and settled otherwise (locked past its validity,
+   * used, expired already, unknown: their timers go).
    */
   public record Expiry(Map<String, Long> expired, Map<String, Long> notDue, List<String> settled) {}
+
+  /** An expiry batch and, per not-due coupon, the ms its validity still runs by the DB clock. */
+  private record Expired(Expiry expiry, Map<String, Long> dueInMillis) {}
 
   /** Expires the claimed coupons that are AVAILABLE and past their validity by the DB clock. */
   public Expiry expireDue(String tenantId, List<String> couponIds) {
     if (couponIds.isEmpty()) {
       return new Expiry(Map.of(), Map.of(), List.of());
     }
-    Expiry expiry =
+    Expired result =
         tx.inTransaction(
             "expire " + couponIds.size() + " coupons of tenant " + tenantId,
             c -> expire(c, tenantId, couponIds));
+    Expiry expiry = result.expiry();
     metrics.count("coupons_expired", expiry.expired().size());
     expiry
         .expired()
@@ -171,8 +184,9 @@ public final class Coupons {
       if (!done.isEmpty()) {
         timers.remove(tenantId, DeadlineKind.COUPON_EXPIRY, done);
       }
-      if (!expiry.notDue().isEmpty()) {
-        timers.scheduleAll(tenantId, DeadlineKind.COUPON_EXPIRY, expiry.notDue());
+      if (!result.dueInMillis().isEmpty()) {
+        timers.scheduleAllIn(
+            tenantId, DeadlineKind.COUPON_EXPIRY, time.nowMillis(), result.dueInMillis());
       }
     } catch (RuntimeException e) {
       metrics.count("timer_schedule_failures", 1);
@@ -181,10 +195,11 @@ public final class Coupons {
     return expiry;
   }
 
-  private static Expiry expire(Connection c, String tenantId, List<String> couponIds)
+  private static Expired expire(Connection c, String tenantId, List<String> couponIds)
       throws SQLException {
     Map<String, Long> eligible = new TreeMap<>();
     Map<String, Long> notDue = new TreeMap<>();
+    Map<String, Long> dueIn = new TreeMap<>();
     List<String> settled = new ArrayList<>(couponIds);
     String sql =
         "SELECT coupon_id, status, valid_until, valid_until <= NOW(3) AS due_now,"
@@ -199,14 +214,19 @@ public final class Coupons {
           while (rs.next()) {
             String id = rs.getString("coupon_id");
             Instant validUntil = DbTime.instant(rs, "valid_until");
-            if (!"AVAILABLE".equals(rs.getString("status")) || validUntil == null) {
-              continue; // settled: stays in the list
+            String status = rs.getString("status");
+            boolean dueNow = rs.getBoolean("due_now");
+            boolean pending = "AVAILABLE".equals(status) || ("LOCKED".equals(status) && !dueNow);
+            if (!pending || validUntil == null) {
+              continue; // settled (a LOCKED one past its validity: its order expires it)
             }
             settled.remove(id);
-            if (rs.getBoolean("due_now")) {
+            if (dueNow && "AVAILABLE".equals(status)) {
               eligible.put(id, Math.max(0, rs.getLong("lag_us") / 1_000));
             } else {
               notDue.put(id, validUntil.toEpochMilli());
+              // whole ms still to wait by the database clock, rounded up: never claimed early
+              dueIn.put(id, (-rs.getLong("lag_us") + 999) / 1_000);
             }
           }
         }
@@ -231,6 +251,6 @@ public final class Coupons {
             "expired " + updated + " of " + eligible.size() + " locked coupons");
       }
     }
-    return new Expiry(eligible, notDue, settled);
+    return new Expired(new Expiry(eligible, notDue, settled), dueIn);
   }
 }

@@ -44,6 +44,7 @@ public enum Transition {
       Executor.PAYMENT,
       List.of(),
       null,
+      null,
       List.of()),
   /** The payment timeout, a user's cancel or an operator: UNPAID -> CLOSED. */
   CLOSE(
@@ -56,6 +57,7 @@ public enum Transition {
       EventType.CLOSED,
       Executor.CLOSER,
       List.of(),
+      null,
       null,
       List.of()),
   /**
@@ -76,10 +78,12 @@ public enum Transition {
           Set.of("tracking_no = ?", Param.TRACKING_NO),
           Set.of("receive_due_at = NOW(3) + INTERVAL ? MICROSECOND", Param.RECEIPT_PERIOD)),
       null,
+      null,
       List.of("carrier", "tracking_no", "receive_due_at")),
   /**
    * The user's one extension: the receipt deadline moves later (never earlier), SHIPPED stays. A
-   * second extension is refused (409 RECEIPT_ALREADY_EXTENDED).
+   * second extension is refused (409 RECEIPT_ALREADY_EXTENDED), and so is one asked once the
+   * receipt deadline has passed by the database clock (409 DEADLINE_PASSED).
    */
   EXTEND_RECEIPT(
       SHIPPED,
@@ -95,8 +99,12 @@ public enum Transition {
               "receive_due_at = receive_due_at + INTERVAL ? MICROSECOND", Param.RECEIPT_EXTENSION),
           Set.of("receipt_extended_at = NOW(3)")),
       "receipt_extended_at IS NULL",
+      DeadlineKind.AUTO_RECEIPT,
       List.of("receive_due_at")),
-  /** The user confirms receipt (through the mall backend): the after-sale window starts. */
+  /**
+   * The user confirms receipt (through the mall backend): the after-sale window starts. Once the
+   * receipt deadline has passed the order is received automatically: 409 DEADLINE_PASSED.
+   */
   CONFIRM_RECEIPT(
       SHIPPED,
       RECEIVED,
@@ -108,6 +116,7 @@ public enum Transition {
       Executor.GENERIC,
       receivedSets("USER"),
       null,
+      DeadlineKind.AUTO_RECEIPT,
       List.of("received_by", "receive_due_at", "complete_due_at")),
   /** The receipt deadline: confirmed as received for the user. */
   AUTO_RECEIVE(
@@ -121,8 +130,13 @@ public enum Transition {
       Executor.GENERIC,
       receivedSets("AUTO"),
       null,
+      null,
       List.of("received_by", "receive_due_at", "complete_due_at")),
-  /** An after-sale request opens: the completion deadline is suspended (its timer removed). */
+  /**
+   * An after-sale request opens: the completion deadline is suspended (its timer removed). Only
+   * within the after-sale window: once completion is due by the database clock, 409
+   * DEADLINE_PASSED.
+   */
   OPEN_AFTER_SALE(
       RECEIVED,
       AFTER_SALE,
@@ -134,6 +148,7 @@ public enum Transition {
       Executor.GENERIC,
       List.of(Set.of("after_sale_opened_at = NOW(3)"), Set.of("after_sales = after_sales + 1")),
       null,
+      DeadlineKind.AUTO_COMPLETE,
       List.of("complete_due_at", "after_sales")),
   /**
    * The request is resolved: the completion deadline resumes, later by exactly the time the request
@@ -155,6 +170,7 @@ public enum Transition {
                   + " TIMESTAMPDIFF(MICROSECOND, after_sale_opened_at, NOW(3)) MICROSECOND"),
           Set.of("after_sale_opened_at = NULL")),
       null,
+      null,
       List.of("complete_due_at")),
   /** The after-sale window ends with no request open: COMPLETED, settlement may proceed. */
   COMPLETE(
@@ -167,6 +183,7 @@ public enum Transition {
       EventType.COMPLETED,
       Executor.GENERIC,
       List.of(Set.of("completed_at = NOW(3)")),
+      null,
       null,
       List.of("complete_due_at"));
 
@@ -217,6 +234,7 @@ public enum Transition {
   private final Executor executor;
   private final List<Set> sets;
   private final String guard;
+  private final DeadlineKind before;
   private final List<String> eventColumns;
 
   Transition(
@@ -230,6 +248,7 @@ public enum Transition {
       Executor executor,
       List<Set> sets,
       String guard,
+      DeadlineKind before,
       List<String> eventColumns) {
     this.from = from;
     this.to = to;
@@ -241,6 +260,7 @@ public enum Transition {
     this.executor = executor;
     this.sets = sets;
     this.guard = guard;
+    this.before = before;
     this.eventColumns = eventColumns;
     if (schedules != null && !eventColumns.contains(DueColumns.of(schedules))) {
       // Transitions schedules the timer from the due time its event read back
@@ -297,6 +317,15 @@ public enum Transition {
   /** An extra condition beyond the from-state (the one-extension rule), or null. */
   String guard() {
     return guard;
+  }
+
+  /**
+   * The running deadline a route must come before, by the database clock: once its due time has
+   * passed the request is refused (409 DEADLINE_PASSED), whether or not the sweep has applied the
+   * deadline yet, so the answer never depends on Redis or the sweep's health.
+   */
+  public Optional<DeadlineKind> before() {
+    return Optional.ofNullable(before);
   }
 
   /** The columns (read after the UPDATE) its event carries besides the status. */

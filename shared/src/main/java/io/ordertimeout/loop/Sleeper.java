@@ -1,6 +1,6 @@
 package io.ordertimeout.loop;
 
-import java.util.concurrent.ThreadLocalRandom;
+import io.ordertimeout.util.Jitter;
 
 /**
  * The done flag and the wait of one polling loop, Sidekiq-poller style: the loop reads {@code until
@@ -58,6 +58,6 @@ public final class Sleeper {
    * their retries spread over half the wait instead of landing in the same millisecond.
    */
   public static long jittered(long millis) {
-    return millis * 3 / 4 + ThreadLocalRandom.current().nextLong(millis / 2 + 1);
+    return millis * 3 / 4 + Jitter.nextLong(millis / 2 + 1);
   }
 }

@@ -22,12 +22,19 @@ public final class TenantStore {
    * Adds a tenant; true when it was added, false when it was there already (a retry changes
    * nothing).
    *
-   * @throws IllegalArgumentException for an id that is not 1-32 of {@code [a-z0-9_-]}
+   * @throws IllegalArgumentException for an id that is not 1-32 of {@code [a-z0-9_-]}, or one
+   *     reserved ({@link TenantIds#PROBE}, the pre-traffic hook's)
    */
   public boolean onboard(String tenantId) {
     if (!TenantIds.valid(tenantId)) {
       throw new IllegalArgumentException(
           "invalid tenant id '" + tenantId + "': 1 to 32 of [a-z0-9_-]");
+    }
+    if (TenantIds.reserved(tenantId)) {
+      throw new IllegalArgumentException(
+          "tenant id '"
+              + tenantId
+              + "' is reserved for the pre-traffic hook's samples (OTC_PROBE_PRINCIPAL)");
     }
     return tx.inTransaction(
         "onboard tenant " + tenantId,

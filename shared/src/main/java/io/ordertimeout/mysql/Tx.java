@@ -1,5 +1,6 @@
 package io.ordertimeout.mysql;
 
+import io.ordertimeout.util.Jitter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLRecoverableException;
@@ -143,7 +144,7 @@ public final class Tx {
 
   private static void backoff(int attempt) {
     try {
-      Thread.sleep(5L * attempt + (long) (Math.random() * 10));
+      Thread.sleep(5L * attempt + Jitter.nextLong(10));
     } catch (InterruptedException ie) {
       Thread.currentThread().interrupt();
       throw new DataAccessException("interrupted while retrying a transaction", ie, true);

@@ -2,14 +2,18 @@ package io.ordertimeout.outbox;
 
 import io.ordertimeout.metrics.Metrics;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import software.amazon.awssdk.awscore.AwsRequestOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.services.eventbridge.EventBridgeClient;
 import software.amazon.awssdk.services.eventbridge.model.PutEventsRequest;
@@ -27,6 +31,11 @@ import software.amazon.awssdk.services.eventbridge.model.PutEventsResultEntry;
  * its predecessor was accepted. A row whose entry failed (throttled, internal error) blocks its
  * order's later rows until a retry accepted it. Orders have at most three events (created,
  * cancel_requested, paid or closed), so a batch of 500 needs at most three full rounds.
+ *
+ * <p>Time: every call ends within the time its caller gives ({@link #publish(List, LongSupplier)}),
+ * the SDK's attempts and retries included, and a call that failed whole (timed out, 5xx after the
+ * SDK's retries) ends the publish: the bus is in trouble, and the next pass tries again, instead of
+ * the other calls of the round each waiting out their own timeout.
  */
 public final class EventBridgePublisher implements Publisher {
   private static final Logger log = LoggerFactory.getLogger(EventBridgePublisher.class);
@@ -45,6 +54,14 @@ public final class EventBridgePublisher implements Publisher {
    * pass (the SDK already retried whole-call throttling with backoff inside each call).
    */
   static final int FAILED_ROUNDS = 3;
+
+  /**
+   * A call is not started with less than this left: it could not complete (PutEvents answers in
+   * tens of milliseconds when healthy) and would only time out.
+   */
+  static final long MIN_CALL_MILLIS = 100;
+
+  private static final LongSupplier UNBOUNDED = () -> Long.MAX_VALUE;
 
   private final EventBridgeClient client;
   private final String busName;
@@ -66,24 +83,37 @@ public final class EventBridgePublisher implements Publisher {
 
   @Override
   public List<Long> publish(List<OutboxRow> rows) {
+    return publish(rows, UNBOUNDED);
+  }
+
+  @Override
+  public List<Long> publish(List<OutboxRow> rows, LongSupplier millisLeft) {
     List<OutboxRow> pending = new ArrayList<>(rows);
     List<Long> accepted = new ArrayList<>();
     int failedRounds = 0;
     while (!pending.isEmpty()) {
       List<OutboxRow> heads = headsPerOrder(pending);
-      Set<Long> ok = putAll(heads);
-      pending.removeIf(r -> ok.contains(r.seq()));
-      heads.stream().filter(r -> ok.contains(r.seq())).forEach(r -> accepted.add(r.seq()));
-      if (ok.size() < heads.size()) {
-        if (++failedRounds >= FAILED_ROUNDS) {
+      Round round = putAll(heads, millisLeft);
+      pending.removeIf(r -> round.ok().contains(r.seq()));
+      heads.stream().filter(r -> round.ok().contains(r.seq())).forEach(r -> accepted.add(r.seq()));
+      if (round.ended()) {
+        break;
+      }
+      if (round.ok().size() < heads.size()) {
+        if (++failedRounds >= FAILED_ROUNDS || !backoff(failedRounds, millisLeft)) {
           break;
         }
-        backoff(failedRounds);
       }
     }
     accepted.sort(Long::compare);
     return accepted;
   }
+
+  /**
+   * What a round got: the accepted seqs, and whether the publish must end (a call failed whole, or
+   * the time ran out before every call was made).
+   */
+  private record Round(Set<Long> ok, boolean ended) {}
 
   /** The first pending row of each order, ascending seq. */
   private static List<OutboxRow> headsPerOrder(List<OutboxRow> pending) {
@@ -92,36 +122,55 @@ public final class EventBridgePublisher implements Publisher {
     return new ArrayList<>(heads.values());
   }
 
-  /** Sends {@code heads} in calls of at most 10 entries and 240 KB; answers the accepted seqs. */
-  private Set<Long> putAll(List<OutboxRow> heads) {
+  /**
+   * Sends {@code heads} in calls of at most 10 entries and 240 KB, each bounded by {@code
+   * millisLeft}; stops at the first call that failed whole or found no time left.
+   */
+  private Round putAll(List<OutboxRow> heads, LongSupplier millisLeft) {
     Set<Long> ok = new HashSet<>();
+    List<List<OutboxRow>> calls = new ArrayList<>();
     List<OutboxRow> call = new ArrayList<>();
-    List<PutEventsRequestEntry> entries = new ArrayList<>();
     int bytes = 0;
     for (OutboxRow row : heads) {
-      PutEventsRequestEntry entry = entry(row);
-      int size = size(entry);
+      int size = size(entry(row));
       if (!call.isEmpty() && (call.size() == MAX_ENTRIES || bytes + size > MAX_CALL_BYTES)) {
-        ok.addAll(put(call, entries));
-        call.clear();
-        entries.clear();
+        calls.add(call);
+        call = new ArrayList<>();
         bytes = 0;
       }
       call.add(row);
-      entries.add(entry);
       bytes += size;
     }
     if (!call.isEmpty()) {
-      ok.addAll(put(call, entries));
+      calls.add(call);
     }
-    return ok;
+    for (List<OutboxRow> rows : calls) {
+      Optional<List<Long>> accepted = put(rows, millisLeft.getAsLong());
+      if (accepted.isEmpty()) {
+        return new Round(ok, true);
+      }
+      ok.addAll(accepted.get());
+    }
+    return new Round(ok, false);
   }
 
-  /** One PutEvents; result entries come back in request order, each with an id or an error. */
-  private List<Long> put(List<OutboxRow> rows, List<PutEventsRequestEntry> entries) {
+  /**
+   * One PutEvents ending within {@code millisLeft}; result entries come back in request order, each
+   * with an id or an error. Answers empty when the call was not made (no time) or failed whole.
+   */
+  private Optional<List<Long>> put(List<OutboxRow> rows, long millisLeft) {
+    if (millisLeft < MIN_CALL_MILLIS) {
+      return Optional.empty();
+    }
+    List<PutEventsRequestEntry> entries = rows.stream().map(this::entry).toList();
     PutEventsResponse response;
     try {
-      response = client.putEvents(PutEventsRequest.builder().entries(entries).build());
+      response =
+          client.putEvents(
+              PutEventsRequest.builder()
+                  .entries(entries)
+                  .overrideConfiguration(bounded(millisLeft))
+                  .build());
     } catch (SdkException e) {
       metrics.count("outbox_bridge_call_failures", 1);
       log.warn(
@@ -131,7 +180,7 @@ public final class EventBridgePublisher implements Publisher {
           rows.get(0).seq(),
           rows.get(0).orderId(),
           e.toString());
-      return List.of();
+      return Optional.empty();
     }
     List<Long> ok = new ArrayList<>();
     List<PutEventsResultEntry> results = response.entries();
@@ -150,7 +199,22 @@ public final class EventBridgePublisher implements Publisher {
             result == null ? "" : result.errorMessage());
       }
     }
-    return ok;
+    return Optional.of(ok);
+  }
+
+  /**
+   * The call's timeouts, EventBridgeClients' (set here too, so a client built elsewhere is bounded
+   * as well) cut to {@code millisLeft}.
+   */
+  private static AwsRequestOverrideConfiguration bounded(long millisLeft) {
+    return AwsRequestOverrideConfiguration.builder()
+        .apiCallTimeout(cut(EventBridgeClients.CALL_TIMEOUT, millisLeft))
+        .apiCallAttemptTimeout(cut(EventBridgeClients.ATTEMPT_TIMEOUT, millisLeft))
+        .build();
+  }
+
+  private static Duration cut(Duration timeout, long millisLeft) {
+    return millisLeft < timeout.toMillis() ? Duration.ofMillis(millisLeft) : timeout;
   }
 
   private PutEventsRequestEntry entry(OutboxRow row) {
@@ -171,10 +235,18 @@ public final class EventBridgePublisher implements Publisher {
     return s == null ? 0 : s.getBytes(StandardCharsets.UTF_8).length;
   }
 
-  /** 100, 200 ms: spreads a retry of throttled entries past the bus's per-second quota refill. */
-  private static void backoff(int failedRounds) {
+  /**
+   * 100, 200 ms: spreads a retry of throttled entries past the bus's per-second quota refill.
+   * Answers false, without waiting, when the wait and a call would not fit in {@code millisLeft}.
+   */
+  private static boolean backoff(int failedRounds, LongSupplier millisLeft) {
+    long wait = 100L * Math.max(1, failedRounds);
+    if (millisLeft.getAsLong() < wait + MIN_CALL_MILLIS) {
+      return false;
+    }
     try {
-      Thread.sleep(100L * Math.max(1, failedRounds));
+      Thread.sleep(wait);
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while retrying PutEvents", e);

@@ -1,7 +1,9 @@
 package io.ordertimeout.outbox;
 
+import io.ordertimeout.loop.TimeBudget;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
+import java.time.Duration;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * is in the same read ahead of it, delivered first (Publisher's contract). The first delivery of
  * each event is therefore in commit order per order; a stalled relay's late duplicates come after,
  * and subscribers drop them by event id. The lease (one relay per destination, renewed every pass)
- * only saves that duplicate work. One relay instance runs on one thread.
+ * only saves that duplicate work. One relay instance runs on one thread; {@link #perDestination()}
+ * splits it into one relay per destination, so each can run on a thread of its own.
  */
 public final class OutboxRelay {
   private static final Logger log = LoggerFactory.getLogger(OutboxRelay.class);
@@ -36,7 +39,10 @@ public final class OutboxRelay {
   private final List<Publisher> publishers;
   private final RelaySettings settings;
   private final Metrics metrics;
-  private final String holder = "relay-" + UUID.randomUUID();
+  private final String holder;
+
+  /** A pass with no time limit: tests and a relay driven by hand. */
+  private static final TimeBudget UNBOUNDED = new TimeBudget(() -> Long.MAX_VALUE, Duration.ZERO);
 
   /**
    * When (System.nanoTime) each held lease is renewed next: half-way through it, so an idle relay
@@ -46,17 +52,46 @@ public final class OutboxRelay {
 
   public OutboxRelay(
       OutboxStore store, List<Publisher> publishers, RelaySettings settings, Metrics metrics) {
+    this(store, publishers, settings, metrics, "relay-" + UUID.randomUUID());
+  }
+
+  private OutboxRelay(
+      OutboxStore store,
+      List<Publisher> publishers,
+      RelaySettings settings,
+      Metrics metrics,
+      String holder) {
     this.store = store;
     this.publishers = List.copyOf(publishers);
     this.settings = settings;
     this.metrics = metrics;
+    this.holder = holder;
+  }
+
+  /**
+   * One relay per destination, under this relay's holder name (each destination has its own lease
+   * row): a loop of each, on a thread of its own, and one destination's trouble never waits for the
+   * other's.
+   */
+  public List<OutboxRelay> perDestination() {
+    return publishers.stream()
+        .map(p -> new OutboxRelay(store, List.of(p), settings, metrics, holder))
+        .toList();
   }
 
   /** One pass over every destination; returns the rows delivered (re-deliveries included). */
   public int relayOnce() {
+    return relayOnce(UNBOUNDED);
+  }
+
+  /**
+   * One pass over every destination within {@code budget}: a batch is started only while the budget
+   * has time left, and every call to a destination ends within it.
+   */
+  public int relayOnce(TimeBudget budget) {
     int moved = 0;
     for (Publisher p : publishers) {
-      moved += relayTo(p);
+      moved += relayTo(p, budget);
     }
     return moved;
   }
@@ -87,19 +122,19 @@ public final class OutboxRelay {
     }
   }
 
-  private int relayTo(Publisher p) {
+  private int relayTo(Publisher p, TimeBudget budget) {
     Destination d = p.destination();
     try {
-      if (!holdsLease(d)) {
+      if (budget.leftMillis() <= 0 || !holdsLease(d)) {
         return 0;
       }
       int moved = 0;
-      for (int i = 0; i < BATCHES_PER_PASS; i++) {
+      for (int i = 0; i < BATCHES_PER_PASS && budget.leftMillis() > 0; i++) {
         List<OutboxRow> rows = store.pending(d, settings.batch());
         if (rows.isEmpty()) {
           break;
         }
-        List<Long> accepted = p.publish(rows);
+        List<Long> accepted = p.publish(rows, budget::leftMillis);
         store.markDelivered(d, accepted);
         moved += accepted.size();
         metrics.count("outbox_relayed", accepted.size());
@@ -107,7 +142,9 @@ public final class OutboxRelay {
           break;
         }
       }
-      return d == Destination.STREAM ? moved + redeliverCancels(p) : moved;
+      return d == Destination.STREAM && budget.leftMillis() > 0
+          ? moved + redeliverCancels(p, budget)
+          : moved;
     } catch (RuntimeException e) {
       // Nothing was marked that was not delivered: the next pass starts from the same rows.
       metrics.count("outbox_relay_failures", 1);
@@ -134,12 +171,12 @@ public final class OutboxRelay {
    * Puts stale cancel requests on the stream again (their orders are still UNPAID: Redis lost the
    * entry, or it was dead-lettered); marking them again restarts their redelivery period.
    */
-  private int redeliverCancels(Publisher stream) {
+  private int redeliverCancels(Publisher stream, TimeBudget budget) {
     List<OutboxRow> stale = store.staleCancels(settings.cancelRedeliverAfter(), CANCELS_PER_PASS);
     if (stale.isEmpty()) {
       return 0;
     }
-    List<Long> accepted = stream.publish(stale);
+    List<Long> accepted = stream.publish(stale, budget::leftMillis);
     store.markDelivered(Destination.STREAM, accepted);
     metrics.count("outbox_cancels_redelivered", accepted.size());
     log.info(

@@ -1,6 +1,7 @@
 package io.ordertimeout.outbox;
 
 import java.util.List;
+import java.util.function.LongSupplier;
 
 /** Delivers outbox rows to one destination. */
 public interface Publisher {
@@ -13,4 +14,14 @@ public interface Publisher {
    * then marks nothing and the next pass delivers them again: at least once).
    */
   List<Long> publish(List<OutboxRow> rows);
+
+  /**
+   * As {@link #publish(List)}, with every call to the destination ending within {@code millisLeft}
+   * (read before each call): rows not accepted by then are left to a later pass. The default is for
+   * destinations whose client bounds each call far under any budget by itself (Redis' command
+   * timeout).
+   */
+  default List<Long> publish(List<OutboxRow> rows, LongSupplier millisLeft) {
+    return publish(rows);
+  }
 }

@@ -22,6 +22,12 @@ import org.slf4j.LoggerFactory;
  * reused nonce is refused (409) before any write. The nonce is claimed only after the signature and
  * freshness checks passed (so garbage cannot fill Redis) and forgotten again when applying fails,
  * so an identical redelivery after a database outage is judged afresh instead of refused.
+ *
+ * <p><b>Trade binding.</b> The notification names a trade (mchid, out_trade_no), not an order: the
+ * order is the one the trade is bound to ({@link TradeBindings}), and only if that order is the
+ * URL's tenant's. Tenants that share a merchant verify with the same keys and keep separate nonces,
+ * so a genuine notification of tenant A's trade replayed to tenant B's URL passes B's signature
+ * check; it is refused here as UNKNOWN_ORDER (404) before anything is written, and counted.
  */
 public final class NotificationService {
   private static final Logger log = LoggerFactory.getLogger(NotificationService.class);
@@ -61,10 +67,15 @@ public final class NotificationService {
       log.info("ignoring {} {} for order {}", n.eventType(), n.tradeState(), n.outTradeNo());
       return Result.IGNORED;
     }
+    String orderId =
+        payments
+            .bindings()
+            .orderOf(tenantId, n.mchid(), n.outTradeNo())
+            .orElseThrow(() -> unbound(tenantId, n));
     PaidTrade trade =
         new PaidTrade(
             tenantId,
-            n.outTradeNo(),
+            orderId,
             n.transactionId(),
             n.amountTotalFen(),
             n.successTime(),
@@ -78,6 +89,21 @@ public final class NotificationService {
       throw new ReplayedNotificationException(n.outTradeNo(), n.nonce());
     }
     return apply(trade, n.nonce());
+  }
+
+  private PaymentMismatchException unbound(String tenantId, PaymentNotification n) {
+    metrics.count("payment_notifications_unbound", 1);
+    log.warn(
+        "payment notification {} for trade {}/{} on tenant {}'s URL: the trade is bound to no order"
+            + " of that tenant; nothing applied",
+        n.transactionId(),
+        n.mchid(),
+        n.outTradeNo(),
+        tenantId);
+    return new PaymentMismatchException(
+        PaymentMismatchException.Kind.UNKNOWN_ORDER,
+        n.outTradeNo(),
+        "trade " + n.outTradeNo() + " is bound to no order of tenant " + tenantId);
   }
 
   /**

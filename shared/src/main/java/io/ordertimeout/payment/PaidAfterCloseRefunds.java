@@ -15,9 +15,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Refunds a recorded paid-after-close case through WeChat's refund API. The out_refund_no is
- * derived from the order id, so any number of retries (duplicate notifications, compensation) name
- * one refund at WeChat, which answers a repeated out_refund_no with the refund it has.
+ * Refunds a recorded paid-after-close case through WeChat's refund API, on the trade the order's
+ * binding names. The out_refund_no is derived from the bound out_trade_no (unique per merchant, as
+ * out_refund_no must be), so any number of retries (duplicate notifications, compensation) name one
+ * refund at WeChat, which answers a repeated out_refund_no with the refund it has.
  */
 final class PaidAfterCloseRefunds {
   private static final Logger log = LoggerFactory.getLogger(PaidAfterCloseRefunds.class);
@@ -28,16 +29,18 @@ final class PaidAfterCloseRefunds {
   private final Tx tx;
   private final PaymentGateway gateway;
   private final Metrics metrics;
+  private final TradeBindings bindings;
 
-  PaidAfterCloseRefunds(Tx tx, PaymentGateway gateway, Metrics metrics) {
+  PaidAfterCloseRefunds(Tx tx, PaymentGateway gateway, Metrics metrics, TradeBindings bindings) {
     this.tx = tx;
     this.gateway = gateway;
     this.metrics = metrics;
+    this.bindings = bindings;
   }
 
-  /** Order ids are at most 32 characters; "-pac" keeps it within out_refund_no's 64. */
-  static String outRefundNo(String orderId) {
-    return orderId + "-pac";
+  /** out_trade_no is at most 32 characters; "-pac" keeps it within out_refund_no's 64. */
+  static String outRefundNo(String outTradeNo) {
+    return outTradeNo + "-pac";
   }
 
   /** PROCESSING and SUCCESS: WeChat holds the refund; asking again would change nothing. */
@@ -66,9 +69,24 @@ final class PaidAfterCloseRefunds {
       metrics.count("paid_after_close_refund_failures", 1);
       return null;
     }
+    TradeBinding binding;
+    try {
+      binding = bindings.resolve(tenantId, orderId);
+    } catch (IllegalArgumentException e) {
+      record(tenantId, orderId, null, e.getMessage());
+      metrics.count("paid_after_close_refund_rejected", 1);
+      return null;
+    }
+    if (!binding.reachable()) {
+      record(tenantId, orderId, null, "WeChat trade unreachable: " + binding.problem());
+      metrics.count("paid_after_close_refund_rejected", 1);
+      log.error("refund of paid-after-close order {} needs a human: {}", orderId, binding);
+      return null;
+    }
     try {
       RefundResult result =
-          gateway.refund(pac.tenantId(), orderId, pac.outRefundNo(), pac.amountFen(), REASON);
+          gateway.refund(
+              pac.tenantId(), binding.trade(), pac.outRefundNo(), pac.amountFen(), REASON);
       record(tenantId, orderId, result, null);
       metrics.count("paid_after_close_refunds", 1);
       return result;

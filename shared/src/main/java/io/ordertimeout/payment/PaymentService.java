@@ -42,6 +42,7 @@ public final class PaymentService {
   private final TimerIndex timers;
   private final Metrics metrics;
   private final PaidAfterCloseRefunds refunds;
+  private final TradeBindings bindings;
 
   /**
    * @param gateway refunds paid-after-close cases; null when payments are not configured (cases are
@@ -51,7 +52,13 @@ public final class PaymentService {
     this.tx = tx;
     this.timers = timers;
     this.metrics = metrics;
-    this.refunds = new PaidAfterCloseRefunds(tx, gateway, metrics);
+    this.bindings = new TradeBindings(tx, gateway);
+    this.refunds = new PaidAfterCloseRefunds(tx, gateway, metrics, bindings);
+  }
+
+  /** Which WeChat trade each order uses; for the close path, notifications and compensation. */
+  public TradeBindings bindings() {
+    return bindings;
   }
 
   private record Applied(PaymentOutcome outcome, boolean firstRecord) {}
@@ -346,7 +353,10 @@ public final class PaymentService {
       ps.setString(3, trade.transactionId());
       ps.setLong(4, trade.amountFen());
       ps.setString(5, trade.source().name());
-      ps.setString(6, PaidAfterCloseRefunds.outRefundNo(trade.orderId()));
+      ps.setString(
+          6,
+          PaidAfterCloseRefunds.outRefundNo(
+              TradeBindings.outTradeNoOf(c, trade.tenantId(), trade.orderId())));
       ps.executeUpdate();
       return true;
     } catch (SQLIntegrityConstraintViolationException e) {

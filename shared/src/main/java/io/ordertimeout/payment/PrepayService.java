@@ -37,6 +37,15 @@ import org.slf4j.LoggerFactory;
  * order) or refused here (the order is CLOSED; the trade is closed and no payer ever got it). That
  * holds for timeouts too, where WeChat judges time_expire by its own clock, which may run behind
  * the database's.
+ *
+ * <p>Step 1 also binds the order to its WeChat trade ({@link TradeBindings}): the out_trade_no the
+ * prepay sends is the binding's, never assumed to be the order id. When WeChat refuses the prepay
+ * for good, the prepaid_at this call set is taken back, so the close path does not ask WeChat about
+ * a trade that was never created for this order.
+ *
+ * <p>Over 300 lines: the three steps, the binding in step 1 and the undo of step 1 after a refusal
+ * are one protocol with the close path (its row-lock and prepay_id rules); kept together so the
+ * rules read in one place.
  */
 public final class PrepayService {
   private static final Logger log = LoggerFactory.getLogger(PrepayService.class);
@@ -50,6 +59,7 @@ public final class PrepayService {
   private final Tx tx;
   private final PaymentGateway gateway;
   private final Metrics metrics;
+  private final TradeBindings bindings;
 
   /**
    * @param gateway null when payments are not configured: every prepay answers 503
@@ -58,7 +68,11 @@ public final class PrepayService {
     this.tx = tx;
     this.gateway = gateway;
     this.metrics = metrics;
+    this.bindings = new TradeBindings(tx, gateway);
   }
+
+  /** What step 1 found and did. */
+  private record Marked(Order order, TradeBinding binding, boolean markedNow) {}
 
   /**
    * @param description null names the order ("Order <id>")
@@ -75,19 +89,29 @@ public final class PrepayService {
       throw new OrderRejected(
           OrderRejected.Code.PAYMENTS_DISABLED, "WeChat Pay is not configured here");
     }
-    Order order =
+    String mchid = merchantOf(tenantId);
+    Marked marked =
         tx.inTransaction(
             "mark order " + tenantId + "/" + orderId + " prepaid",
-            c -> markPrepaid(c, tenantId, orderId));
+            c -> markPrepaid(c, tenantId, orderId, mchid));
+    Order order = marked.order();
     PrepayCommand command =
         new PrepayCommand(
-            orderId,
+            marked.binding().trade(),
             description == null ? "Order " + orderId : description,
             order.amountFen(),
             openId,
             order.expireAt());
-    MiniProgramPayment payment = callWeChat(order, command);
-    storePrepayId(order, payment.prepayId());
+    MiniProgramPayment payment;
+    try {
+      payment = callWeChat(order, command);
+    } catch (OrderRejected refused) {
+      if (marked.markedNow() && refused.code() != OrderRejected.Code.WECHAT_UNAVAILABLE) {
+        unmarkPrepaid(order);
+      }
+      throw refused;
+    }
+    storePrepayId(order, marked.binding(), payment.prepayId());
     metrics.count("orders_prepaid", 1);
     return payment;
   }
@@ -97,7 +121,7 @@ public final class PrepayService {
    * it was, and the count of an UPDATE that changes nothing is 1 or 0 depending on Connector/J's
    * useAffectedRows, which an operator's JDBC URL may set.
    */
-  private static Order markPrepaid(Connection c, String tenantId, String orderId)
+  private Marked markPrepaid(Connection c, String tenantId, String orderId, String mchid)
       throws SQLException {
     boolean payable =
         lockedRowSays(
@@ -106,7 +130,29 @@ public final class PrepayService {
                 + " WHERE tenant_id = ? AND order_id = ? FOR UPDATE",
             tenantId,
             orderId);
+    boolean markedNow = false;
+    TradeBinding binding = null;
     if (payable) {
+      binding = bindings.bind(c, tenantId, orderId, mchid);
+      if (!binding.reachable()) {
+        // thrown in the transaction: nothing of this call stays
+        metrics.count("prepay_trade_unreachable", 1);
+        log.error(
+            "prepay of order {}/{} refused: its WeChat trade {} is unreachable ({})",
+            tenantId,
+            orderId,
+            binding.outTradeNo(),
+            binding.problem());
+        throw new OrderRejected(
+            OrderRejected.Code.PREPAY_REFUSED,
+            "the WeChat trade of order " + orderId + " cannot be used: " + binding.problem());
+      }
+      markedNow =
+          !lockedRowSays(
+              c,
+              "SELECT prepaid_at IS NOT NULL FROM orders WHERE tenant_id = ? AND order_id = ?",
+              tenantId,
+              orderId);
       try (PreparedStatement ps =
           c.prepareStatement(
               "UPDATE orders SET prepaid_at = COALESCE(prepaid_at, NOW(3))"
@@ -118,7 +164,7 @@ public final class PrepayService {
     }
     Order order = OrderStore.find(c, tenantId, orderId).orElseThrow(() -> notFound(orderId));
     if (payable) {
-      return order;
+      return new Marked(order, binding, markedNow);
     }
     if (order.status() != OrderStatus.UNPAID) {
       throw new OrderRejected(
@@ -127,6 +173,44 @@ public final class PrepayService {
     throw new OrderRejected(
         OrderRejected.Code.ORDER_EXPIRED,
         "order " + orderId + " passed its deadline " + order.expireAt());
+  }
+
+  /** The tenant's mchid; a tenant without a merchant account cannot prepay. */
+  private String merchantOf(String tenantId) {
+    try {
+      return gateway.merchantId(tenantId);
+    } catch (IllegalArgumentException e) {
+      log.error("prepay for tenant {} without a merchant account: {}", tenantId, e.getMessage());
+      throw new OrderRejected(
+          OrderRejected.Code.WECHAT_REJECTED,
+          "no WeChat Pay merchant is configured for the tenant");
+    }
+  }
+
+  /**
+   * WeChat refused the trade for good, so this call created none: the close path must not take the
+   * order for prepaid. Only over the mark this call set (an earlier call's trade may exist) and
+   * while no prepay_id is stored; a concurrent prepay of the same order that did create a trade
+   * stores its prepay_id only while the order is UNPAID, and closes the trade when it is not.
+   */
+  private void unmarkPrepaid(Order order) {
+    try {
+      tx.inTransaction(
+          "unmark order " + order.tenantId() + "/" + order.orderId() + " prepaid",
+          c -> {
+            try (PreparedStatement ps =
+                c.prepareStatement(
+                    "UPDATE orders SET prepaid_at = NULL WHERE tenant_id = ? AND order_id = ?"
+                        + " AND status = 'UNPAID' AND prepay_id IS NULL")) {
+              ps.setString(1, order.tenantId());
+              ps.setString(2, order.orderId());
+              return ps.executeUpdate();
+            }
+          });
+    } catch (RuntimeException e) {
+      // the close path then asks WeChat about a trade it will not find: NOT_FOUND closes the order
+      log.warn("could not unmark refused prepay of order {}: {}", order.orderId(), e.toString());
+    }
   }
 
   private static OrderRejected notFound(String orderId) {
@@ -169,7 +253,7 @@ public final class PrepayService {
     }
   }
 
-  private void storePrepayId(Order order, String prepayId) {
+  private void storePrepayId(Order order, TradeBinding binding, String prepayId) {
     // A repeated prepay stores the prepay_id already there: decided on the locked row, as above.
     boolean stored =
         tx.inTransaction(
@@ -202,7 +286,7 @@ public final class PrepayService {
                   c -> OrderStore.find(c, order.tenantId(), order.orderId()))
               .orElseThrow();
       if (now.status() == OrderStatus.CLOSED) {
-        closeQuietly(order);
+        closeQuietly(order, binding);
       }
       throw new OrderRejected(
           OrderRejected.Code.ORDER_NOT_UNPAID,
@@ -215,9 +299,9 @@ public final class PrepayService {
    * trade too, so the payer cannot pay it. Best effort: if this fails, time_expire still ends it
    * and a payment meanwhile becomes a paid-after-close refund.
    */
-  private void closeQuietly(Order order) {
+  private void closeQuietly(Order order, TradeBinding binding) {
     try {
-      gateway.close(order.tenantId(), order.orderId());
+      gateway.close(order.tenantId(), binding.trade());
     } catch (RuntimeException e) {
       log.warn(
           "could not close the WeChat trade of closed order {}: {}", order.orderId(), e.toString());

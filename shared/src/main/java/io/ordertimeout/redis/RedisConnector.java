@@ -4,6 +4,7 @@ import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.SocketOptions;
+import io.lettuce.core.SslOptions;
 import io.lettuce.core.TimeoutOptions;
 import io.lettuce.core.api.StatefulConnection;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -136,11 +137,24 @@ public final class RedisConnector implements AutoCloseable {
   }
 
   public static RedisConnector connect(String uri, boolean cluster) {
+    return connect(uri, cluster, RedisSecurity.DEFAULT);
+  }
+
+  /**
+   * As above, authenticating through {@code security}'s credentials provider when it has one (the
+   * URI then carries no password) and, for a {@code rediss://} URI, verifying the server against
+   * its trust (the JDK's trust store by default) and the URI's host name ({@link RedisSecurity}).
+   */
+  public static RedisConnector connect(String uri, boolean cluster, RedisSecurity security) {
     RedisURI redisUri = RedisURI.create(uri);
     redisUri.setTimeout(COMMAND_TIMEOUT);
+    if (security.credentials() != null) {
+      redisUri.setCredentialsProvider(security.credentials());
+    }
     SocketOptions socket =
         SocketOptions.builder().connectTimeout(Duration.ofSeconds(2)).keepAlive(true).build();
     TimeoutOptions timeouts = TimeoutOptions.enabled(COMMAND_TIMEOUT);
+    SslOptions ssl = security.sslOptions(redisUri.getHost());
     ClientResources resources = ClientResources.builder().reconnectDelay(RECONNECT_DELAY).build();
     if (cluster) {
       RedisClusterClient client = RedisClusterClient.create(resources, redisUri);
@@ -148,6 +162,7 @@ public final class RedisConnector implements AutoCloseable {
           ClusterClientOptions.builder()
               .socketOptions(socket)
               .timeoutOptions(timeouts)
+              .sslOptions(ssl)
               .topologyRefreshOptions(
                   ClusterTopologyRefreshOptions.builder()
                       .enableAllAdaptiveRefreshTriggers()
@@ -165,7 +180,11 @@ public final class RedisConnector implements AutoCloseable {
     }
     RedisClient client = RedisClient.create(resources, redisUri);
     client.setOptions(
-        ClientOptions.builder().socketOptions(socket).timeoutOptions(timeouts).build());
+        ClientOptions.builder()
+            .socketOptions(socket)
+            .timeoutOptions(timeouts)
+            .sslOptions(ssl)
+            .build());
     return new RedisConnector(
         () -> {
           client.shutdown();

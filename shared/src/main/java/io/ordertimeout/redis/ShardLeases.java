@@ -29,6 +29,11 @@ public final class ShardLeases {
     return held != null && held == 1L;
   }
 
+  /** The token holding the lease, or null when it is free. */
+  public String holder(String key) {
+    return redis.get(key);
+  }
+
   /** Releases the lease if {@code token} still holds it. */
   public boolean release(String key, String token) {
     Long released = RELEASE.run(redis, ScriptOutputType.INTEGER, new String[] {key}, token);
@@ -37,7 +42,8 @@ public final class ShardLeases {
 
   /**
    * Joins (or renews {@code token} in) the registry of live sweeper runs for {@code ttlMillis};
-   * answers the live runs' tokens, sorted (so every run ranks them alike).
+   * answers the live runs' tokens, sorted (so every run ranks them alike; RunTokens#BY_START for
+   * start order).
    */
   public List<String> join(String registryKey, String token, long ttlMillis) {
     List<Object> live =

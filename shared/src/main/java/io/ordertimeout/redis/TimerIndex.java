@@ -153,6 +153,21 @@ public final class TimerIndex {
   }
 
   /**
+   * Schedules deadlines by how long they are still away (subject id -> ms, as the database clock
+   * counts it) from {@code nowMillis} on the timer clock, 1 ms late so a rounded-down remainder is
+   * never claimed early. A claimed timer the database finds not due goes back this way, never at
+   * its absolute due time: with Redis TIME ahead of MySQL's NOW(3) that time has passed already on
+   * the timer clock, and the timer would be claimed again at every poll until MySQL caught up
+   * (close.OrderCloser reschedules the payment timeout the same way).
+   */
+  public void scheduleAllIn(
+      String tenantId, DeadlineKind kind, long nowMillis, Map<String, Long> dueInMillis) {
+    Map<String, Long> at = new LinkedHashMap<>();
+    dueInMillis.forEach((id, in) -> at.put(id, nowMillis + Math.max(0, in) + 1));
+    scheduleAll(tenantId, kind, at);
+  }
+
+  /**
    * Claims the due deadlines of every (tenant, kind) set in {@code limits} in one shard, at most
    * its limit per set, in one script call; answers the claimed subject ids per set, oldest deadline
    * first. Each tenant has its own limit: a tenant's flash sale fills its own claims, never the

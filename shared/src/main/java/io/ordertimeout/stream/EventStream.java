@@ -43,6 +43,11 @@ public final class EventStream {
     return prefix + ":{events}";
   }
 
+  /** The registry of live consumer runs (ShardLeases#join): an older run hands over to a newer. */
+  public String consumersKey() {
+    return prefix + ":{events}:consumers";
+  }
+
   /** The lease key of consumer-name slot {@code slot}. */
   public String consumerSlotKey(int slot) {
     return prefix + ":{events}:consumer:" + slot;

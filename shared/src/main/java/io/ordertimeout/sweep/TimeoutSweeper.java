@@ -4,6 +4,7 @@ import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.lifecycle.DueHandlers;
 import io.ordertimeout.loop.PollingLoop;
+import io.ordertimeout.loop.RunTokens;
 import io.ordertimeout.loop.Sleeper;
 import io.ordertimeout.loop.TimeBudget;
 import io.ordertimeout.metrics.Metrics;
@@ -20,7 +21,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SortedSet;
-import java.util.UUID;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -48,6 +48,13 @@ public final class TimeoutSweeper {
    * and round trips dominate and two transactions cost more than one.
    */
   static final int MIN_PARALLEL_CHUNK = 50;
+
+  /**
+   * What an invocation keeps after its closes in flight (SweepJob: the backlog gauge, a few Redis
+   * calls; the handler: the metrics' flush and the answer): 1 s, or half the margin when that is
+   * smaller (the other half is the closes' own; tests run without a margin).
+   */
+  static final long END_RESERVE_MILLIS = 1_000;
 
   /** Each other deadline kind's claim budget per shard and pass (config.DeadlineSettings). */
   public static final int DEFAULT_KIND_BATCH = 200;
@@ -83,7 +90,8 @@ public final class TimeoutSweeper {
    * that wait. More than the DB pool size only queues on the pool. {@code weChatStep} is the most a
    * batch's WeChat step can take (zero without a payment gateway): a pass is started only when it
    * fits before the margin, and its batch is closed inline only when the measured closing time fits
-   * too (else handed to the stream).
+   * too (else handed to the stream). {@code runs} runs are expected live at once and share the
+   * shards; an older one hands over to them (ShardLeaseSet).
    */
   public record Settings(
       int batch,
@@ -92,11 +100,27 @@ public final class TimeoutSweeper {
       Duration margin,
       int parallelism,
       Duration weChatStep,
-      int kindBatch) {
+      int kindBatch,
+      int runs) {
     public Settings {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
       }
+      if (runs < 1) {
+        throw new IllegalArgumentException("sweep runs must be >= 1, was " + runs);
+      }
+    }
+
+    /** One run at a time (the minute schedule's). */
+    public Settings(
+        int batch,
+        Duration claimLease,
+        Duration poll,
+        Duration margin,
+        int parallelism,
+        Duration weChatStep,
+        int kindBatch) {
+      this(batch, claimLease, poll, margin, parallelism, weChatStep, kindBatch, 1);
     }
 
     /** With the default claim budget of each other deadline kind. */
@@ -165,8 +189,9 @@ public final class TimeoutSweeper {
     long started = System.nanoTime();
     // The lease token is made when run() starts, not at construction: a sweeper built during Lambda
     // init would be frozen into the SnapStart snapshot, and every environment restored from it
-    // would hold leases under the same token.
-    ShardLeaseSet held = new ShardLeaseSet(timers, leases, metrics, UUID.randomUUID().toString());
+    // would hold leases under the same token. It carries the start (Redis TIME), so the runs
+    // know which of them started last: the older ones hand over to it.
+    ShardLeaseSet held = new ShardLeaseSet(timers, leases, metrics, newToken(), settings.runs());
     TimeBudget budget = new TimeBudget(remainingMillis, settings.margin());
     // Read once per invocation: a tenant onboarded meanwhile is swept from the next one (a minute).
     List<String> tenants = List.copyOf(this.tenants.get());
@@ -182,6 +207,12 @@ public final class TimeoutSweeper {
             @Override
             public long pass() {
               held.refresh();
+              if (held.handedOver()) {
+                log.info(
+                    "sweep hands over (token {}): a run started after it holds every shard",
+                    held.token());
+                return PollingLoop.STOP;
+              }
               int claimed =
                   TimeoutSweeper.this.pass(held.held(), tenants, counters, closers, budget);
               counters.passes.incrementAndGet();
@@ -204,19 +235,31 @@ public final class TimeoutSweeper {
             }
           });
     } finally {
-      // The closes in flight end before the leases go, the stats are read and the invocation
-      // returns (Lambda freezes what still runs). They were dispatched only if their measured
-      // closing time fit before the margin (pass); waiting longer than the claim lease is
-      // pointless,
-      // their timers come back to a claimer then. At least that long even when the time ran out
-      // at once (StreamLoadTest: a run ended by a remaining time of 0 counted 625 closes short).
-      closers.close(
-          Math.max(
-              remainingMillis.getAsLong() - settings.margin().toMillis() / 2,
-              settings.claimLease().toMillis()));
+      // The shards and the registry entry go first, then the closes in flight are waited for: a
+      // run that held them while it waited left its shards unswept (and the other runs at their
+      // smaller share) exactly when closes were slow. The wait is bounded by the invocation's
+      // time, less what the end needs (the stats, the backlog gauge, the metrics' flush): a close
+      // still running then is not lost, its timer comes back to a claimer after the claim lease,
+      // and a run that waited longer would be killed at its timeout with that minute's metrics.
       held.releaseAll();
+      closers.close(Math.max(0, remainingMillis.getAsLong() - endReserveMillis()));
     }
     return counters.stats(held.held().size(), (System.nanoTime() - started) / 1_000_000);
+  }
+
+  /** A lease token carrying this run's start on Redis' clock (the host's if Redis is down). */
+  private String newToken() {
+    long start;
+    try {
+      start = time.nowMillis();
+    } catch (RuntimeException e) {
+      start = System.currentTimeMillis();
+    }
+    return RunTokens.newToken(start);
+  }
+
+  private long endReserveMillis() {
+    return Math.min(END_RESERVE_MILLIS, settings.margin().toMillis() / 2);
   }
 
   /** Ends the loop after the current pass and wakes a sleeping sweeper. */

@@ -29,6 +29,31 @@ final class MerchantClients {
     return of(directory.forTenant(tenantId));
   }
 
+  /**
+   * The tenant's clients for a call on {@code trade}: a trade bound under another mchid than the
+   * tenant's merchant has now (the tenant's account changed since) is not this merchant's trade,
+   * and nothing is sent.
+   *
+   * @throws PaymentRejectedException MCHID_MISMATCH
+   */
+  TenantClients forTrade(String tenantId, String operation, WeChatTrade trade) {
+    TenantClients tenant = forTenant(tenantId);
+    String mchid = tenant.credentials().mchid();
+    if (trade.mchid() != null && !trade.mchid().equals(mchid)) {
+      throw new PaymentRejectedException(
+          "MCHID_MISMATCH",
+          0,
+          tenantId,
+          operation,
+          trade.outTradeNo(),
+          "the trade is bound to merchant "
+              + trade.mchid()
+              + ", the tenant's merchant is "
+              + mchid);
+    }
+    return tenant;
+  }
+
   /** The tenant named by the webhook's URL: one without a merchant is UNKNOWN_TENANT. */
   TenantClients forNotification(String tenantId) {
     MerchantCredentials merchant;

@@ -35,6 +35,12 @@ final class NotificationReader {
   }
 
   /**
+   * Checks in the order of their cost, so that nothing an unauthenticated caller sends reaches a
+   * key before it passed the cheap ones: the body's size and the headers' form (400, 413), the
+   * timestamp's freshness (401), then the tenant's keys: the serial must be its WeChat Pay public
+   * key id (401, without the SDK, which would log an ERROR per wrong serial), then the SDK verifies
+   * the signature and decrypts. No refusal's message carries the body, the nonce or the signature.
+   *
    * @param tenant the tenant's SDK objects, asked for only when the signature is to be verified: a
    *     tenant without keys then fails at the very step a bad signature fails, so both answer alike
    *     whatever else is wrong with the request (UNKNOWN_TENANT)
@@ -44,37 +50,62 @@ final class NotificationReader {
       Supplier<TenantClients> tenant,
       Map<String, String> rawHeaders,
       String body) {
-    Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
-    headers.putAll(rawHeaders);
-    if (body == null || body.isBlank()) {
+    if (body == null || body.isEmpty()) {
       throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "empty body", null);
     }
+    NotificationLimits.checkBodySize(tenantId, NotificationLimits.utf8Length(body));
+    if (body.isBlank()) {
+      throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "empty body", null);
+    }
+    Map<String, String> headers = caseInsensitive(tenantId, rawHeaders);
     String nonce = required(headers, "Wechatpay-Nonce", tenantId);
-    Instant timestamp =
-        freshTimestamp(required(headers, "Wechatpay-Timestamp", tenantId), tenantId);
+    String serial = required(headers, "Wechatpay-Serial", tenantId);
+    String signature = required(headers, "Wechatpay-Signature", tenantId);
+    String signedAt = required(headers, "Wechatpay-Timestamp", tenantId);
+    Instant timestamp = fresh(NotificationLimits.timestamp(tenantId, signedAt), tenantId);
+    TenantClients clients = tenant.get();
+    checkSerial(tenantId, clients.credentials(), serial);
     RequestParam request =
         new RequestParam.Builder()
-            .serialNumber(required(headers, "Wechatpay-Serial", tenantId))
-            .signature(required(headers, "Wechatpay-Signature", tenantId))
+            .serialNumber(serial)
+            .signature(signature)
             .signType(headers.get("Wechatpay-Signature-Type"))
-            .timestamp(headers.get("Wechatpay-Timestamp"))
+            .timestamp(signedAt)
             .nonce(nonce)
             .body(body)
             .build();
-    TenantClients clients = tenant.get();
     Transaction transaction = decrypt(tenantId, clients, request);
     checkMerchant(tenantId, clients.credentials(), transaction);
     return toNotification(tenantId, envelope(body), nonce, timestamp, transaction);
   }
 
-  private Instant freshTimestamp(String epochSeconds, String tenantId) {
-    Instant signedAt;
-    try {
-      signedAt = Instant.ofEpochSecond(Long.parseLong(epochSeconds.trim()));
-    } catch (NumberFormatException e) {
-      throw new InvalidNotificationException(
-          Reason.MALFORMED, tenantId, "Wechatpay-Timestamp " + epochSeconds, e);
+  /**
+   * The headers by name whatever their case (API Gateway lower-cases them, other callers may not).
+   * One Wechatpay-* header given twice with two values is refused: which one the signature covers
+   * would depend on the map's order.
+   */
+  private static Map<String, String> caseInsensitive(String tenantId, Map<String, String> raw) {
+    Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    for (Map.Entry<String, String> e :
+        raw == null ? Map.<String, String>of().entrySet() : raw.entrySet()) {
+      if (e.getKey() == null || e.getValue() == null) {
+        continue;
+      }
+      String before = headers.put(e.getKey(), e.getValue());
+      if (before != null
+          && !before.equals(e.getValue())
+          && e.getKey().regionMatches(true, 0, "Wechatpay-", 0, 10)) {
+        throw new InvalidNotificationException(
+            Reason.MALFORMED,
+            tenantId,
+            "header " + NotificationLimits.printable(e.getKey(), 40) + " given twice",
+            null);
+      }
     }
+    return headers;
+  }
+
+  private Instant fresh(Instant signedAt, String tenantId) {
     Duration skew = Duration.between(signedAt, clock.instant()).abs();
     if (skew.compareTo(MAX_SKEW) > 0) {
       throw new InvalidNotificationException(
@@ -86,20 +117,56 @@ final class NotificationReader {
     return signedAt;
   }
 
+  /**
+   * In public key mode the serial must be the public key's id. The SDK checks it too, but logs an
+   * ERROR for each mismatch: one per forged request would drown the runbook's ERROR search.
+   */
+  private static void checkSerial(String tenantId, MerchantCredentials merchant, String serial) {
+    if (!merchant.wechatPayPublicKeyId().equals(serial)) {
+      throw new InvalidNotificationException(
+          Reason.UNKNOWN_SERIAL,
+          tenantId,
+          "Wechatpay-Serial "
+              + NotificationLimits.printable(serial, 64)
+              + " is not the tenant's WeChat Pay public key id "
+              + merchant.wechatPayPublicKeyId(),
+          null);
+    }
+  }
+
+  /**
+   * The SDK's exceptions are not kept, nor their messages: a failed signature's message holds the
+   * whole signed message (timestamp, nonce, body) and the signature, the others the notification.
+   */
   private static Transaction decrypt(String tenantId, TenantClients tenant, RequestParam request) {
     try {
       return tenant.notifications().parse(request, Transaction.class);
     } catch (ValidationException e) {
-      throw new InvalidNotificationException(Reason.BAD_SIGNATURE, tenantId, e.getMessage(), e);
+      throw new InvalidNotificationException(
+          Reason.BAD_SIGNATURE,
+          tenantId,
+          "Wechatpay-Signature does not verify with the WeChat Pay public key",
+          null);
     } catch (DecryptionException e) {
-      throw new InvalidNotificationException(Reason.DECRYPTION_FAILED, tenantId, e.getMessage(), e);
+      throw new InvalidNotificationException(
+          Reason.DECRYPTION_FAILED,
+          tenantId,
+          "resource does not decrypt with the tenant's APIv3 key",
+          null);
     } catch (MalformedMessageException e) {
-      throw new InvalidNotificationException(Reason.MALFORMED, tenantId, e.getMessage(), e);
+      throw new InvalidNotificationException(
+          Reason.MALFORMED, tenantId, "not a notification: " + sdkFailure(e), null);
     } catch (RuntimeException e) {
       // Untrusted input: bad base64, JSON the SDK's Gson cannot read, a nonce of the wrong
       // length...
-      throw new InvalidNotificationException(Reason.MALFORMED, tenantId, String.valueOf(e), e);
+      throw new InvalidNotificationException(
+          Reason.MALFORMED, tenantId, "the SDK cannot read it: " + sdkFailure(e), null);
     }
+  }
+
+  /** The exception's class only: SDK and Gson messages quote the input they could not read. */
+  private static String sdkFailure(RuntimeException e) {
+    return e.getClass().getSimpleName();
   }
 
   private static void checkMerchant(String tenantId, MerchantCredentials merchant, Transaction t) {
@@ -154,6 +221,7 @@ final class NotificationReader {
       throw new InvalidNotificationException(
           Reason.MALFORMED, tenantId, "header " + name + " missing", null);
     }
+    NotificationLimits.checkHeaderLength(tenantId, name, value);
     return value;
   }
 }

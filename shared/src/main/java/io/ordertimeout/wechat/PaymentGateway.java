@@ -11,8 +11,18 @@ import java.util.Map;
  * response) is a {@link PaymentTransientException}: the caller leaves the order as it is and tries
  * again later. A request WeChat refuses for good (PARAM_ERROR, OUT_TRADE_NO_USED, SIGN_ERROR, ...)
  * is a {@link PaymentRejectedException}.
+ *
+ * <p>Trade calls name a {@link WeChatTrade} from the trade binding; a trade whose mchid is not the
+ * tenant's merchant's is refused (MCHID_MISMATCH) before anything is sent.
  */
 public interface PaymentGateway {
+
+  /**
+   * The mchid of the tenant's merchant account.
+   *
+   * @throws IllegalArgumentException when the tenant has no merchant account
+   */
+  String merchantId(String tenantId);
 
   /** JSAPI prepay; answers the parameters the mini-program passes to wx.requestPayment. */
   MiniProgramPayment prepay(String tenantId, PrepayCommand command);
@@ -20,16 +30,16 @@ public interface PaymentGateway {
   /**
    * Queries the trade by out_trade_no; a trade WeChat never saw is {@link TradeState#NOT_FOUND}.
    */
-  TradeStatus query(String tenantId, String outTradeNo);
+  TradeStatus query(String tenantId, WeChatTrade trade);
 
   /** Closes an unpaid trade; ALREADY_PAID means the caller must take the paid path instead. */
-  WeChatCloseOutcome close(String tenantId, String outTradeNo);
+  WeChatCloseOutcome close(String tenantId, WeChatTrade trade);
 
   /**
    * Refunds {@code amountFen} of a paid trade; repeating an outRefundNo is idempotent on WeChat.
    */
   RefundResult refund(
-      String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason);
+      String tenantId, WeChatTrade trade, String outRefundNo, long amountFen, String reason);
 
   RefundResult queryRefund(String tenantId, String outRefundNo);
 

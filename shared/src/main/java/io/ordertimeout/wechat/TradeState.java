@@ -11,8 +11,13 @@ public enum TradeState {
   REFUND,
   NOT_FOUND;
 
-  /** SUCCESS or REFUND: money reached the merchant, so the order is paid. */
+  /**
+   * SUCCESS only: the money is with the merchant. REFUND (paid, then refunded in part or in full)
+   * is not: the payer got money back, WeChat takes no new payment on the trade, and whether the
+   * order should count as sold is the merchant's decision. The close path closes such an order
+   * unpaid, compensation flags it (REFUNDED_TRADE) instead of marking it PAID or refunding again.
+   */
   public boolean paid() {
-    return this == SUCCESS || this == REFUND;
+    return this == SUCCESS;
   }
 }

@@ -71,8 +71,13 @@ public final class WeChatPayGateway implements PaymentGateway {
   }
 
   @Override
+  public String merchantId(String tenantId) {
+    return clients(tenantId).credentials().mchid();
+  }
+
+  @Override
   public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
-    TenantClients tenant = clients(tenantId);
+    TenantClients tenant = clients(tenantId, "prepay", command.trade());
     PrepayRequest request = prepayRequest(tenantId, tenant.credentials(), command);
     PrepayWithRequestPaymentResponse r =
         call(
@@ -109,8 +114,9 @@ public final class WeChatPayGateway implements PaymentGateway {
   }
 
   @Override
-  public TradeStatus query(String tenantId, String outTradeNo) {
-    TenantClients tenant = clients(tenantId);
+  public TradeStatus query(String tenantId, WeChatTrade trade) {
+    TenantClients tenant = clients(tenantId, "query", trade);
+    String outTradeNo = trade.outTradeNo();
     QueryOrderByOutTradeNoRequest request = new QueryOrderByOutTradeNoRequest();
     request.setOutTradeNo(outTradeNo);
     request.setMchid(tenant.credentials().mchid());
@@ -147,8 +153,9 @@ public final class WeChatPayGateway implements PaymentGateway {
   }
 
   @Override
-  public WeChatCloseOutcome close(String tenantId, String outTradeNo) {
-    TenantClients tenant = clients(tenantId);
+  public WeChatCloseOutcome close(String tenantId, WeChatTrade trade) {
+    TenantClients tenant = clients(tenantId, "close", trade);
+    String outTradeNo = trade.outTradeNo();
     CloseOrderRequest request = new CloseOrderRequest();
     request.setOutTradeNo(outTradeNo);
     request.setMchid(tenant.credentials().mchid());
@@ -181,10 +188,10 @@ public final class WeChatPayGateway implements PaymentGateway {
 
   @Override
   public RefundResult refund(
-      String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
-    TenantClients tenant = clients(tenantId);
+      String tenantId, WeChatTrade trade, String outRefundNo, long amountFen, String reason) {
+    TenantClients tenant = clients(tenantId, "refund", trade);
     CreateRequest request = new CreateRequest();
-    request.setOutTradeNo(outTradeNo);
+    request.setOutTradeNo(trade.outTradeNo());
     request.setOutRefundNo(outRefundNo);
     request.setReason(reason);
     AmountReq amount = new AmountReq();
@@ -196,14 +203,14 @@ public final class WeChatPayGateway implements PaymentGateway {
         tenantId,
         "refund",
         outRefundNo,
-        () -> toRefund(tenant.refunds().create(withTotal(tenantId, request))));
+        () -> toRefund(tenant.refunds().create(withTotal(tenantId, trade, request))));
   }
 
   /** WeChat wants the order total next to the refund amount; the query tells us the total. */
-  private CreateRequest withTotal(String tenantId, CreateRequest request) {
-    TradeStatus trade = query(tenantId, request.getOutTradeNo());
-    if (trade.amountFen() != null) {
-      request.getAmount().setTotal(trade.amountFen());
+  private CreateRequest withTotal(String tenantId, WeChatTrade trade, CreateRequest request) {
+    TradeStatus status = query(tenantId, trade);
+    if (status.amountFen() != null) {
+      request.getAmount().setTotal(status.amountFen());
     }
     return request;
   }
@@ -247,6 +254,10 @@ public final class WeChatPayGateway implements PaymentGateway {
 
   private TenantClients clients(String tenantId) {
     return merchants.forTenant(tenantId);
+  }
+
+  private TenantClients clients(String tenantId, String operation, WeChatTrade trade) {
+    return merchants.forTrade(tenantId, operation, trade);
   }
 
   /**

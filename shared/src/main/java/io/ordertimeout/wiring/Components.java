@@ -22,6 +22,7 @@ import io.ordertimeout.config.Waits;
 import io.ordertimeout.consume.ConsumerJob;
 import io.ordertimeout.consume.ConsumerNames;
 import io.ordertimeout.consume.StreamConsumer;
+import io.ordertimeout.http.AdminAccess;
 import io.ordertimeout.http.AdminRoutes;
 import io.ordertimeout.http.CallerTenants;
 import io.ordertimeout.http.LifecycleRoutes;
@@ -58,6 +59,7 @@ import io.ordertimeout.payment.PaymentService;
 import io.ordertimeout.payment.PrepayService;
 import io.ordertimeout.place.PlaceOrderService;
 import io.ordertimeout.redis.RedisConnector;
+import io.ordertimeout.redis.RedisSecurity;
 import io.ordertimeout.redis.RedisTimeSource;
 import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.redis.TimeSource;
@@ -159,6 +161,19 @@ public final class Components implements AutoCloseable {
    */
   public Components(
       OtcConfig config, TimeSource timeOverride, PaymentGateway gateway, LoginSource logins) {
+    this(config, timeOverride, gateway, logins, RedisSecurity.DEFAULT);
+  }
+
+  /**
+   * As above; {@code redisSecurity} authenticates to Redis (the Redis secret's credentials provider
+   * on AWS) and names the CAs its TLS trusts.
+   */
+  public Components(
+      OtcConfig config,
+      TimeSource timeOverride,
+      PaymentGateway gateway,
+      LoginSource logins,
+      RedisSecurity redisSecurity) {
     // every property once, secrets masked (HikariCP logs its pool config the same way at start)
     log.info("configuration: {}", config);
     this.config = config;
@@ -178,7 +193,7 @@ public final class Components implements AutoCloseable {
       if (config.migrateOnStart()) {
         Database.migrate(dataSource);
       }
-      this.redis = RedisConnector.connect(config.redisUri(), config.redisCluster());
+      this.redis = RedisConnector.connect(config.redisUri(), config.redisCluster(), redisSecurity);
     } catch (RuntimeException e) {
       dataSource.close();
       throw e;
@@ -210,9 +225,10 @@ public final class Components implements AutoCloseable {
         new Transitions(
             tx,
             timers,
+            time,
             metrics,
             new LifecycleSettings(d.receiptPeriod(), d.receiptExtension(), d.afterSaleWindow()));
-    this.coupons = new Coupons(tx, timers, metrics);
+    this.coupons = new Coupons(tx, timers, time, metrics);
     this.placeOrderRequests =
         new PlaceOrderRequests(
             (int) config.defaultOrderTimeout().toSeconds(),
@@ -232,7 +248,8 @@ public final class Components implements AutoCloseable {
             timers,
             time,
             metrics,
-            new WeChatCloseStep(gateway, wechatCalls, config.waits().weChatStep(), metrics),
+            new WeChatCloseStep(
+                gateway, payments.bindings(), wechatCalls, config.waits().weChatStep(), metrics),
             payments);
   }
 
@@ -241,8 +258,12 @@ public final class Components implements AutoCloseable {
     OtcConfig config = ConfigLoader.fromEnvironment(env);
     Components app =
         new Components(
-            config, null, gatewayFromEnvironment(env, config.waits()), ConfigLoader.dbLogins(env));
-    SnapStartHooks.register(app.dataSource(), app.redis());
+            config,
+            null,
+            gatewayFromEnvironment(env, config.waits()),
+            ConfigLoader.dbLogins(env),
+            new RedisSecurity(ConfigLoader.redisCredentials(env), null));
+    SnapStartHooks.register(app.dataSource(), app.redis(), () -> Priming.prime(app));
     return app;
   }
 
@@ -265,6 +286,8 @@ public final class Components implements AutoCloseable {
 
   private static PaymentGateway gatewayFromEnvironment(
       Map<String, String> env, GatewaySettings settings) {
+    // plain merchant keys are for local runs: on Lambda they fail init here too
+    ConfigLoader.refusePlainSecretsOnLambda(env);
     Optional<MerchantDirectory> directory =
         env.get(ConfigLoader.WECHAT_SECRET_ARN) != null
             ? Optional.of(SecretsMerchantDirectory.fromEnvironment(env))
@@ -299,7 +322,8 @@ public final class Components implements AutoCloseable {
             config.dbPoolSize(),
             // without a gateway prepaid orders fail the step at once, without a call
             gateway == null ? Duration.ZERO : config.waits().weChatStep(),
-            config.deadlines().kindBatch()),
+            config.deadlines().kindBatch(),
+            config.sweep().runs()),
         tenants::all,
         DueHandlers.of(transitions, coupons));
   }
@@ -457,9 +481,12 @@ public final class Components implements AutoCloseable {
         this::newStreamConsumer, metrics, () -> pauses.holds(Pauses.CONSUMER, metrics));
   }
 
-  /** The admin API's entry point; its compensation runs with {@code settings}. */
+  /**
+   * The admin API's entry point, open to the operators of OTC_ADMIN_PRINCIPALS only; its
+   * compensation runs with {@code settings}.
+   */
   public AdminRoutes adminRoutes(CompensationSettings settings) {
-    return new AdminRoutes(adminOps(settings));
+    return new AdminRoutes(adminOps(settings), new AdminAccess(config.admins()));
   }
 
   /** The operator's use cases (admin API, ./local admin), compensation with {@code settings}. */

@@ -11,6 +11,7 @@ import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.mysql.Tx;
 import io.ordertimeout.payment.PrepayService;
+import io.ordertimeout.payment.TradeBindings;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.testing.WeChatStackFixture;
@@ -21,6 +22,7 @@ import io.ordertimeout.wechat.PrepayCommand;
 import io.ordertimeout.wechat.RefundResult;
 import io.ordertimeout.wechat.TradeStatus;
 import io.ordertimeout.wechat.WeChatCloseOutcome;
+import io.ordertimeout.wechat.WeChatTrade;
 import io.ordertimeout.wiring.Components;
 import java.time.Duration;
 import java.util.List;
@@ -93,7 +95,12 @@ class CloseRacesPrepayTest extends WeChatStackFixture {
             app.timers(),
             app.time(),
             app.metrics(),
-            new WeChatCloseStep(gateway, threads, Duration.ofSeconds(10), app.metrics()),
+            new WeChatCloseStep(
+                gateway,
+                new TradeBindings(new Tx(app.dataSource()), gateway),
+                threads,
+                Duration.ofSeconds(10),
+                app.metrics()),
             app.payments());
     int closesBefore = wechat.callCount(Endpoint.CLOSE);
 
@@ -179,27 +186,32 @@ class CloseRacesPrepayTest extends WeChatStackFixture {
     }
 
     @Override
-    public WeChatCloseOutcome close(String tenantId, String outTradeNo) {
-      WeChatCloseOutcome answer = real.close(tenantId, outTradeNo);
+    public String merchantId(String tenantId) {
+      return real.merchantId(tenantId);
+    }
+
+    @Override
+    public WeChatCloseOutcome close(String tenantId, WeChatTrade trade) {
+      WeChatCloseOutcome answer = real.close(tenantId, trade);
       if (closedOnce.compareAndSet(false, true)) {
         try {
           afterFirstClose.call();
         } catch (Exception e) {
-          throw new IllegalStateException("the prepay racing the close of " + outTradeNo, e);
+          throw new IllegalStateException("the prepay racing the close of " + trade, e);
         }
       }
       return answer;
     }
 
     @Override
-    public TradeStatus query(String tenantId, String outTradeNo) {
-      return real.query(tenantId, outTradeNo);
+    public TradeStatus query(String tenantId, WeChatTrade trade) {
+      return real.query(tenantId, trade);
     }
 
     @Override
     public RefundResult refund(
-        String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
-      return real.refund(tenantId, outTradeNo, outRefundNo, amountFen, reason);
+        String tenantId, WeChatTrade trade, String outRefundNo, long amountFen, String reason) {
+      return real.refund(tenantId, trade, outRefundNo, amountFen, reason);
     }
 
     @Override

@@ -183,12 +183,33 @@ class OtcConfigTest {
             "sweepBatch=",
             "claimLease=",
             "sweepPoll=",
+            "sweepRuns=",
             "defaultOrderTimeout=",
             "maxOrderTimeout=",
             "invocationMargin=",
             "maxLen=",
             "consumerSlots=",
+            "runs=",
             "functionTimeout=",
             "weChatStep=");
+  }
+
+  @Test
+  void oneSweepRunAndOneConsumerRunAreExpectedAtOnceUnlessConfigured() {
+    OtcConfig defaults = OtcConfig.fromEnvironment(minimal());
+    Map<String, String> env = new HashMap<>(minimal());
+    env.put("OTC_SWEEP_RUNS", "3");
+    env.put("OTC_STREAM_RUNS", "2");
+    OtcConfig set = OtcConfig.fromEnvironment(env);
+
+    assertThat(defaults.sweep().runs()).isEqualTo(1);
+    assertThat(defaults.stream().runs()).isEqualTo(1);
+    assertThat(set.sweep().runs()).isEqualTo(3);
+    assertThat(set.stream().runs()).isEqualTo(2);
+    assertThat(set.toBuilder().build().sweep().runs()).isEqualTo(3);
+    assertThatThrownBy(() -> OtcConfig.fromEnvironment(with("OTC_SWEEP_RUNS", "0")))
+        .hasMessageContaining("OTC_SWEEP_RUNS");
+    assertThatThrownBy(() -> OtcConfig.fromEnvironment(with("OTC_STREAM_RUNS", "33")))
+        .hasMessageContaining("OTC_STREAM_RUNS");
   }
 }

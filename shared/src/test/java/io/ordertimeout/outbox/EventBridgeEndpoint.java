@@ -17,6 +17,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 
@@ -25,30 +27,43 @@ import java.util.function.Predicate;
  * {@code AWSEvents.PutEvents}), so the real SDK client with its signing, retries and parsing runs
  * against it. Faults are injected per call and per entry: whole calls answered 400
  * ThrottlingException, and entries refused inside an accepted call (the partial failures PutEvents
- * reports per entry). Accepted entries are kept in order: the bus a subscriber reads.
+ * reports per entry), and a brownout: every call hangs, then fails whole with 500. Accepted entries
+ * are kept in order: the bus a subscriber reads. Calls are served concurrently, as the real service
+ * does, so a hung call holds up no other.
  */
 final class EventBridgeEndpoint implements AutoCloseable {
   /** One accepted entry. */
   record Delivered(String bus, String source, String detailType, JsonNode detail) {}
 
   private final HttpServer server;
+  private final ExecutorService executor;
   private final List<Delivered> delivered = new ArrayList<>();
   private final AtomicInteger calls = new AtomicInteger();
   private final AtomicInteger throttleNextCalls = new AtomicInteger();
   private final Set<String> refusedOnce = new HashSet<>();
   private volatile Predicate<JsonNode> refuseFirstTry = d -> false;
   private volatile int maxEntriesSeen;
+  private volatile long hangMillis;
 
-  private EventBridgeEndpoint(HttpServer server) {
+  private EventBridgeEndpoint(HttpServer server, ExecutorService executor) {
     this.server = server;
+    this.executor = executor;
   }
 
   static EventBridgeEndpoint start() {
     try {
       HttpServer server =
           HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
-      EventBridgeEndpoint endpoint = new EventBridgeEndpoint(server);
+      ExecutorService executor =
+          Executors.newCachedThreadPool(
+              r -> {
+                Thread t = new Thread(r, "eventbridge-endpoint");
+                t.setDaemon(true);
+                return t;
+              });
+      EventBridgeEndpoint endpoint = new EventBridgeEndpoint(server, executor);
       server.createContext("/", endpoint::handle);
+      server.setExecutor(executor);
       server.start();
       return endpoint;
     } catch (IOException e) {
@@ -63,6 +78,14 @@ final class EventBridgeEndpoint implements AutoCloseable {
   /** The next {@code n} calls are refused whole with 400 ThrottlingException. */
   void throttleNextCalls(int n) {
     throttleNextCalls.set(n);
+  }
+
+  /**
+   * From now on every call waits {@code millis} before answering 500 InternalException (a brownout:
+   * the client's own timeouts end the call first when shorter); 0 ends it.
+   */
+  void hangAndFail(long millis) {
+    hangMillis = millis;
   }
 
   /** Entries whose detail matches are refused (ThrottlingException) the first time they come. */
@@ -88,6 +111,11 @@ final class EventBridgeEndpoint implements AutoCloseable {
       String target = exchange.getRequestHeaders().getFirst("X-Amz-Target");
       if (!"AWSEvents.PutEvents".equals(target)) {
         answer(exchange, 400, error("UnknownOperationException", "not emulated: " + target));
+        return;
+      }
+      if (hangMillis > 0) {
+        hang(hangMillis);
+        answer(exchange, 500, error("InternalException", "the service is unavailable"));
         return;
       }
       if (throttleNextCalls.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
@@ -132,6 +160,15 @@ final class EventBridgeEndpoint implements AutoCloseable {
     return Json.write(response);
   }
 
+  private static void hang(long millis) throws IOException {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("endpoint stopped", e);
+    }
+  }
+
   private static String error(String type, String message) {
     return Json.write(Json.object().put("__type", type).put("message", message));
   }
@@ -147,5 +184,6 @@ final class EventBridgeEndpoint implements AutoCloseable {
   @Override
   public void close() {
     server.stop(0);
+    executor.shutdownNow();
   }
 }

@@ -263,7 +263,12 @@ class FaultInjectionTest {
               Consumer.from(EventStream.GROUP, "aborted-reader"),
               XReadArgs.StreamOffset.lastConsumed(stream.key()));
       // 3. after WeChat's close: the prepaid abandoned orders are closed at WeChat, then it dies
-      prepaid.forEach(id -> stack.app().gateway().close("default", id));
+      prepaid.forEach(
+          id ->
+              stack
+                  .app()
+                  .gateway()
+                  .close("default", io.ordertimeout.wechat.WeChatTrade.ofTenantMerchant(id)));
       // 4. after the commit, before the ack: closed in MySQL, timers back, stream entries unacked
       List<String> committed = abandoned.subList(4, 8);
       stack.app().events().closeDue(TenantIds.DEFAULT, committed, HandOffCause.CLOSE_FAILED);

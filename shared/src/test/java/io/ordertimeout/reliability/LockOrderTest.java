@@ -110,7 +110,7 @@ class LockOrderTest {
               app.timers(),
               app.time(),
               app.metrics(),
-              new WeChatCloseStep(null, null, Duration.ofSeconds(1), app.metrics()),
+              new WeChatCloseStep(null, null, null, Duration.ofSeconds(1), app.metrics()),
               payments);
       SKUS.forEach(sku -> stack.seedSku(sku, 1_000_000));
       for (int u = 0; u < USERS; u++) {

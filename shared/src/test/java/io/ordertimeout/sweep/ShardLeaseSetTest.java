@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.embedded.EmbeddedServers;
+import io.ordertimeout.loop.RunTokens;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.redis.ShardLeases;
@@ -32,8 +33,17 @@ class ShardLeaseSetTest {
     redis.close();
   }
 
+  /** A run of three expected at once: up to three share the shards evenly. */
   private ShardLeaseSet leaseSet(String token) {
-    return new ShardLeaseSet(timers, leases, metrics, token, nanos::get);
+    return leaseSet(token, 3);
+  }
+
+  private ShardLeaseSet leaseSet(String token, int runs) {
+    return new ShardLeaseSet(timers, leases, metrics, token, runs, nanos::get);
+  }
+
+  private void advanceMillis(long millis) {
+    nanos.addAndGet(millis * 1_000_000);
   }
 
   @Test
@@ -102,17 +112,27 @@ class ShardLeaseSetTest {
     a.releaseAll();
     assertThat(redis.sync().exists(timers.leaseKey(0))).isZero();
 
-    // 249 ms later: throttled, no lease call, so b still holds nothing and no key is written
-    nanos.addAndGet((ShardLeaseSet.LEASE_REFRESH_MILLIS - 1) * 1_000_000);
+    // b holds less than its share, so it refreshes every 50 ms: 49 ms later it is throttled, no
+    // lease call, so b still holds nothing and no key is written
+    advanceMillis(ShardLeaseSet.HANDOVER_REFRESH_MILLIS - 1);
     b.refresh();
     assertThat(b.held()).isEmpty();
     assertThat(redis.sync().exists(timers.leaseKey(0))).isZero();
 
-    // 250 ms after b's first refresh: b takes the shards a released
-    nanos.addAndGet(1_000_000);
+    // 50 ms after b's first refresh: b takes the shards a released
+    advanceMillis(1);
     b.refresh();
     assertThat(b.held()).containsExactly(0, 1, 2, 3);
     assertThat(redis.sync().get(timers.leaseKey(3))).isEqualTo("run-b");
+
+    // holding its share, b is throttled for 250 ms: a shard taken from it meanwhile stays taken
+    redis.sync().set(timers.leaseKey(3), "run-c");
+    advanceMillis(ShardLeaseSet.LEASE_REFRESH_MILLIS - 1);
+    b.refresh();
+    assertThat(b.held()).containsExactly(0, 1, 2, 3);
+    advanceMillis(1);
+    b.refresh();
+    assertThat(b.held()).containsExactly(0, 1, 2);
   }
 
   @Test
@@ -137,12 +157,80 @@ class ShardLeaseSetTest {
     RedisConnector closed = RedisConnector.connect(servers.redisUri(), false);
     closed.close();
     ShardLeaseSet a =
-        new ShardLeaseSet(timers, new ShardLeases(closed.sync()), metrics, "run-a", nanos::get);
+        new ShardLeaseSet(timers, new ShardLeases(closed.sync()), metrics, "run-a", 1, nanos::get);
 
     assertThatThrownBy(a::refresh).isInstanceOf(RuntimeException.class);
 
     assertThat(a.held()).isEmpty();
     assertThat(metrics.counter("sweep_shard_errors")).isEqualTo(1);
     assertThat(redis.sync().exists(timers.leaseKey(0))).isZero();
+  }
+
+  /**
+   * One run expected at a time (the minute schedule): a run started later takes every shard, the
+   * older one gives them back and has handed over once the newer holds them all.
+   */
+  @Test
+  void anOlderRunHandsOverOnceTheRunStartedAfterItHoldsEveryShard() {
+    ShardLeaseSet a = leaseSet(RunTokens.newToken(1_000), 1);
+    ShardLeaseSet b = leaseSet(RunTokens.newToken(2_000), 1);
+    a.refresh();
+    b.refresh();
+    assertThat(a.held()).containsExactly(0, 1, 2, 3);
+    assertThat(b.held()).isEmpty();
+    assertThat(a.handedOver()).isFalse();
+
+    // a's next refresh sees b: it gives every shard back, but b holds none yet
+    advanceMillis(ShardLeaseSet.LEASE_REFRESH_MILLIS);
+    a.refresh();
+    assertThat(a.held()).isEmpty();
+    assertThat(a.handedOver()).isFalse();
+
+    // b, short of its share, refreshes after 50 ms (not 250) and takes them all
+    advanceMillis(ShardLeaseSet.HANDOVER_REFRESH_MILLIS);
+    b.refresh();
+    assertThat(b.held()).containsExactly(0, 1, 2, 3);
+    assertThat(b.handedOver()).isFalse();
+
+    // a, handing over, looks again 50 ms later: every shard is b's
+    advanceMillis(ShardLeaseSet.HANDOVER_REFRESH_MILLIS);
+    a.refresh();
+    assertThat(a.handedOver()).isTrue();
+    a.releaseAll();
+    assertThat(redis.sync().zrange(timers.sweepersKey(), 0, -1)).containsExactly(b.token());
+  }
+
+  @Test
+  void anOlderRunSweepsAgainWhenTheRunStartedAfterItLeavesBeforeTakingTheShards() {
+    ShardLeaseSet a = leaseSet(RunTokens.newToken(1_000), 1);
+    ShardLeaseSet b = leaseSet(RunTokens.newToken(2_000), 1);
+    a.refresh();
+    b.refresh();
+    advanceMillis(ShardLeaseSet.LEASE_REFRESH_MILLIS);
+    a.refresh();
+    assertThat(a.held()).isEmpty();
+
+    // b is gone (its entry left or expired) without ever holding a shard
+    redis.sync().zrem(timers.sweepersKey(), b.token());
+    advanceMillis(ShardLeaseSet.HANDOVER_REFRESH_MILLIS);
+    a.refresh();
+
+    assertThat(a.handedOver()).isFalse();
+    assertThat(a.held()).containsExactly(0, 1, 2, 3);
+  }
+
+  @Test
+  void aRunOfAVersionWithoutStartTimesCountsAsOlderThanEveryNewRun() {
+    // "f..." sorts after "0000000002000-..." as text; as a run it started before it
+    ShardLeaseSet old = leaseSet("f47ac10b-58cc-4372-a567-0e02b2c3d479", 1);
+    ShardLeaseSet fresh = leaseSet(RunTokens.newToken(2_000), 1);
+    old.refresh();
+    fresh.refresh();
+    advanceMillis(ShardLeaseSet.LEASE_REFRESH_MILLIS);
+    old.refresh();
+    fresh.refresh();
+
+    assertThat(fresh.held()).isNotEmpty();
+    assertThat(old.held()).isEmpty();
   }
 }

@@ -209,6 +209,11 @@ public final class TestStack implements AutoCloseable {
     return env;
   }
 
+  /** Closes the connection pool: every later query fails as an unreachable database's would. */
+  public void closeDataSource() {
+    app().dataSource().close();
+  }
+
   public Components app() {
     return app;
   }

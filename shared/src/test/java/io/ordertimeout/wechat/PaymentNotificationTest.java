@@ -107,7 +107,7 @@ class PaymentNotificationTest {
             .serial("PUB_KEY_ID_0000000000000000000000000000")
             .build();
 
-    assertRejected(n, Reason.BAD_SIGNATURE);
+    assertRejected(n, Reason.UNKNOWN_SERIAL);
   }
 
   @Test
@@ -161,13 +161,13 @@ class PaymentNotificationTest {
   }
 
   @Test
-  void missingHeadersAndGarbageTimestampsAreMalformed() {
+  void missingHeadersAreMalformedAndGarbageTimestampsInvalid() {
     SignedNotification n = wechat.notification(paidTrade(100)).build();
     Map<String, String> noNonce = new HashMap<>(n.headers());
     noNonce.remove("Wechatpay-Nonce");
 
     assertRejected(new SignedNotification(noNonce, n.body()), Reason.MALFORMED);
-    assertRejected(n.withHeader("Wechatpay-Timestamp", "yesterday"), Reason.MALFORMED);
+    assertRejected(n.withHeader("Wechatpay-Timestamp", "yesterday"), Reason.INVALID_TIMESTAMP);
     assertRejected(n.withBody(""), Reason.MALFORMED);
   }
 

@@ -120,10 +120,11 @@ class WeChatPayGatewayTest {
   @Test
   void queryFollowsTheTradeFromNotPayToSuccess() {
     String outTradeNo = prepaid(2500);
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.NOTPAY);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.NOTPAY);
 
     TradeSnapshot paid = wechat.pay(outTradeNo);
-    TradeStatus status = gateway.query(TENANT, outTradeNo);
+    TradeStatus status = gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo));
 
     assertThat(status.state()).isEqualTo(TradeState.SUCCESS);
     assertThat(status.transactionId()).isEqualTo(paid.transactionId());
@@ -136,17 +137,22 @@ class WeChatPayGatewayTest {
     String outTradeNo = prepaid(100);
     wechat.setUserPaying(outTradeNo);
 
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.USERPAYING);
-    assertThat(gateway.query(TENANT, newTradeNo()).state()).isEqualTo(TradeState.NOT_FOUND);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.USERPAYING);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(newTradeNo())).state())
+        .isEqualTo(TradeState.NOT_FOUND);
   }
 
   @Test
   void closeClosesAnUnpaidTradeAndRepeatingItIsHarmless() {
     String outTradeNo = prepaid(300);
 
-    assertThat(gateway.close(TENANT, outTradeNo)).isEqualTo(WeChatCloseOutcome.CLOSED);
-    assertThat(gateway.close(TENANT, outTradeNo)).isEqualTo(WeChatCloseOutcome.CLOSED);
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.CLOSED);
+    assertThat(gateway.close(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
+        .isEqualTo(WeChatCloseOutcome.CLOSED);
+    assertThat(gateway.close(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
+        .isEqualTo(WeChatCloseOutcome.CLOSED);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.CLOSED);
   }
 
   @Test
@@ -154,8 +160,10 @@ class WeChatPayGatewayTest {
     String outTradeNo = prepaid(300);
     wechat.pay(outTradeNo);
 
-    assertThat(gateway.close(TENANT, outTradeNo)).isEqualTo(WeChatCloseOutcome.ALREADY_PAID);
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.SUCCESS);
+    assertThat(gateway.close(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
+        .isEqualTo(WeChatCloseOutcome.ALREADY_PAID);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.SUCCESS);
   }
 
   @Test
@@ -163,7 +171,7 @@ class WeChatPayGatewayTest {
     String outTradeNo = prepaid(300);
     wechat.setUserPaying(outTradeNo);
 
-    assertThatThrownBy(() -> gateway.close(TENANT, outTradeNo))
+    assertThatThrownBy(() -> gateway.close(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
         .isInstanceOfSatisfying(
             PaymentTransientException.class,
             e -> {
@@ -171,12 +179,14 @@ class WeChatPayGatewayTest {
               assertThat(e.operation()).isEqualTo("close");
               assertThat(e.reference()).isEqualTo(outTradeNo);
             });
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.USERPAYING);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.USERPAYING);
   }
 
   @Test
   void closeOfATradeWeChatNeverSawIsNotFound() {
-    assertThat(gateway.close(TENANT, newTradeNo())).isEqualTo(WeChatCloseOutcome.NOT_FOUND);
+    assertThat(gateway.close(TENANT, WeChatTrade.ofTenantMerchant(newTradeNo())))
+        .isEqualTo(WeChatCloseOutcome.NOT_FOUND);
   }
 
   @Test
@@ -185,14 +195,17 @@ class WeChatPayGatewayTest {
     wechat.pay(outTradeNo);
     String outRefundNo = "RF" + outTradeNo;
 
-    RefundResult created = gateway.refund(TENANT, outTradeNo, outRefundNo, 880, "paid after close");
+    RefundResult created =
+        gateway.refund(
+            TENANT, WeChatTrade.ofTenantMerchant(outTradeNo), outRefundNo, 880, "paid after close");
     RefundResult queried = gateway.queryRefund(TENANT, outRefundNo);
 
     assertThat(created.status()).isEqualTo(RefundStatus.PROCESSING);
     assertThat(created.refundFen()).isEqualTo(880L);
     assertThat(queried.status()).isEqualTo(RefundStatus.SUCCESS);
     assertThat(queried.refundId()).isEqualTo(created.refundId());
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.REFUND);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.REFUND);
     assertThat(gateway.queryRefund(TENANT, "RF" + newTradeNo()).status())
         .isEqualTo(RefundStatus.NOT_FOUND);
   }
@@ -201,7 +214,14 @@ class WeChatPayGatewayTest {
   void refundOfAnUnpaidTradeIsRejected() {
     String outTradeNo = prepaid(880);
 
-    assertThatThrownBy(() -> gateway.refund(TENANT, outTradeNo, "RF" + outTradeNo, 880, "test"))
+    assertThatThrownBy(
+            () ->
+                gateway.refund(
+                    TENANT,
+                    WeChatTrade.ofTenantMerchant(outTradeNo),
+                    "RF" + outTradeNo,
+                    880,
+                    "test"))
         .isInstanceOfSatisfying(
             PaymentRejectedException.class, e -> assertThat(e.code()).isEqualTo("INVALID_REQUEST"));
   }
@@ -212,15 +232,17 @@ class WeChatPayGatewayTest {
     wechat.injectFault(Endpoint.QUERY, Fault.SYSTEM_ERROR, 1);
     wechat.injectFault(Endpoint.CLOSE, Fault.FREQUENCY_LIMITED, 1);
 
-    assertThatThrownBy(() -> gateway.query(TENANT, outTradeNo))
+    assertThatThrownBy(() -> gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
         .isInstanceOfSatisfying(
             PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("SYSTEM_ERROR"));
-    assertThatThrownBy(() -> gateway.close(TENANT, outTradeNo))
+    assertThatThrownBy(() -> gateway.close(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
         .isInstanceOfSatisfying(
             PaymentTransientException.class,
             e -> assertThat(e.code()).isEqualTo("FREQUENCY_LIMITED"));
-    assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.NOTPAY);
-    assertThat(gateway.close(TENANT, outTradeNo)).isEqualTo(WeChatCloseOutcome.CLOSED);
+    assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+        .isEqualTo(TradeState.NOTPAY);
+    assertThat(gateway.close(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
+        .isEqualTo(WeChatCloseOutcome.CLOSED);
   }
 
   @Test
@@ -231,7 +253,7 @@ class WeChatPayGatewayTest {
     int callsBefore = wechat.callCount(Endpoint.QUERY);
     long started = System.nanoTime();
 
-    assertThatThrownBy(() -> gateway.query(TENANT, outTradeNo))
+    assertThatThrownBy(() -> gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
         .isInstanceOfSatisfying(
             PaymentTransientException.class, e -> assertThat(e.code()).isEqualTo("TIMEOUT"));
 
@@ -244,7 +266,8 @@ class WeChatPayGatewayTest {
     String outTradeNo = prepaid(300);
     wechat.setLatency(Endpoint.QUERY, Duration.ofMillis(300));
     try {
-      assertThat(gateway.query(TENANT, outTradeNo).state()).isEqualTo(TradeState.NOTPAY);
+      assertThat(gateway.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)).state())
+          .isEqualTo(TradeState.NOTPAY);
     } finally {
       wechat.setLatency(Endpoint.QUERY, Duration.ZERO);
     }
@@ -269,7 +292,7 @@ class WeChatPayGatewayTest {
           new WeChatPayGateway(
               new StaticMerchantDirectory(Map.of(TENANT, mixed)), Clock.systemUTC(), toWechat);
 
-      assertThatThrownBy(() -> forged.query(TENANT, newTradeNo()))
+      assertThatThrownBy(() -> forged.query(TENANT, WeChatTrade.ofTenantMerchant(newTradeNo())))
           .isInstanceOfSatisfying(
               PaymentRejectedException.class,
               e -> {
@@ -302,7 +325,7 @@ class WeChatPayGatewayTest {
               GatewaySettings.production().withBaseUrl(wechat.baseUrl()));
       String outTradeNo = prepaid(300);
 
-      assertThatThrownBy(() -> misled.query(TENANT, outTradeNo))
+      assertThatThrownBy(() -> misled.query(TENANT, WeChatTrade.ofTenantMerchant(outTradeNo)))
           .isInstanceOfSatisfying(
               PaymentTransientException.class,
               e -> assertThat(e.code()).isEqualTo("INVALID_RESPONSE"));

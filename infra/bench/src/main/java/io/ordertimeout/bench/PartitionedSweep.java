@@ -51,7 +51,9 @@ final class PartitionedSweep {
                     config.invocationMargin(),
                     config.dbPoolSize(),
                     app.gateway() == null ? Duration.ZERO : config.waits().weChatStep(),
-                    config.deadlines().kindBatch()),
+                    config.deadlines().kindBatch(),
+                    // the K processes share the shards: none hands over to one started after it
+                    config.sweep().runs()),
                 app.tenants()::all,
                 DueHandlers.of(app.transitions(), app.coupons())),
         app.redis().sync(),

@@ -71,6 +71,8 @@ final class ScaleOutRun {
   Result run() throws Exception {
     String schema = servers.createSchema("bench-scale");
     Map<String, String> env = ScaleOutBench.environment(s, servers, cluster, schema);
+    // K sweepers at once: all K share the shards (none hands over to one started after it)
+    env.put("OTC_SWEEP_RUNS", Integer.toString(k));
     List<SweeperProcess> sweepers = new ArrayList<>();
     try (Components app = new Components(ScaleOutBench.config(env))) {
       DataSource ds = app.dataSource();

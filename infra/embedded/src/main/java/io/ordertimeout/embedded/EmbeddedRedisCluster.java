@@ -2,9 +2,9 @@ package io.ordertimeout.embedded;
 
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.SslVerifyMode;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.lettuce.core.api.sync.RedisCommands;
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -56,6 +56,10 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
 
   private final Path root;
   private final String executable;
+
+  /** The nodes' TLS files, or null: plain TCP. */
+  private final Tls tls;
+
   private final List<Node> masters = new ArrayList<>();
 
   /**
@@ -66,19 +70,34 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
   /** One client (one set of Netty threads) for every admin connection to every node. */
   private final RedisClient admin = RedisClient.create();
 
-  private EmbeddedRedisCluster(Path root, String executable) {
+  private EmbeddedRedisCluster(Path root, String executable, Tls tls) {
     this.root = root;
     this.executable = executable;
+    this.tls = tls;
   }
+
+  /**
+   * TLS for every node's client port and the cluster bus ({@code tls-cluster yes}, so the topology
+   * announces the TLS ports), with a certificate and key in PEM files. Clients are not asked for a
+   * certificate, as ElastiCache does not.
+   *
+   * @param executable a redis-server built with TLS (Debian's is; embedded-redis's 6.2 is not)
+   */
+  public record Tls(Path executable, Path certificate, Path key, Path caCertificate) {}
 
   /** Starts {@code masters} (at least 3, Redis Cluster's minimum for failure detection) nodes. */
   public static EmbeddedRedisCluster start(int masters) {
+    return start(masters, null);
+  }
+
+  /** As {@link #start(int)}, every node speaking TLS only ({@code tls} null: plain TCP). */
+  public static EmbeddedRedisCluster start(int masters, Tls tls) {
     if (masters < 3) {
       throw new IllegalArgumentException(
           "a Redis Cluster needs at least 3 masters, not " + masters);
     }
     long started = System.nanoTime();
-    EmbeddedRedisCluster cluster = create();
+    EmbeddedRedisCluster cluster = create(tls);
     try {
       for (int i = 0; i < masters; i++) {
         cluster.masters.add(cluster.startNode());
@@ -100,7 +119,7 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
 
   /** A seed for Lettuce's RedisClusterClient: the first master; the client discovers the rest. */
   public String uri() {
-    return "redis://127.0.0.1:" + masters.get(0).port;
+    return (tls == null ? "redis://" : "rediss://") + "127.0.0.1:" + masters.get(0).port;
   }
 
   public List<Integer> masterPorts() {
@@ -275,11 +294,14 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
 
   // ---- setup ----
 
-  private static EmbeddedRedisCluster create() {
+  private static EmbeddedRedisCluster create(Tls tls) {
     try {
       Path root = Files.createTempDirectory("otc-redis-cluster-");
-      File binary = ExecutableProvider.newJarResourceProvider().get();
-      return new EmbeddedRedisCluster(root, binary.getAbsolutePath());
+      String binary =
+          tls != null
+              ? tls.executable().toAbsolutePath().toString()
+              : ExecutableProvider.newJarResourceProvider().get().getAbsolutePath();
+      return new EmbeddedRedisCluster(root, binary, tls);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot prepare an embedded Redis Cluster", e);
     }
@@ -289,7 +311,7 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     IllegalStateException failure = null;
     for (int attempt = 1; attempt <= 3; attempt++) {
       int port = pickClusterPort();
-      Node node = new Node(port, root.resolve("node-" + port), executable, admin);
+      Node node = new Node(port, root.resolve("node-" + port), executable, tls, admin);
       try {
         node.start();
         return node;
@@ -409,14 +431,16 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
     private final int port;
     private final Path dir;
     private final String executable;
+    private final Tls tls;
     private final RedisClient admin;
     private RedisServer server;
     private StatefulRedisConnection<String, String> connection;
 
-    Node(int port, Path dir, String executable, RedisClient admin) {
+    Node(int port, Path dir, String executable, Tls tls, RedisClient admin) {
       this.port = port;
       this.dir = dir;
       this.executable = executable;
+      this.tls = tls;
       this.admin = admin;
     }
 
@@ -435,10 +459,35 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
      * {@code appendonly no}: no AOF, tests never wait on fsync.
      */
     private List<String> commandLine() {
+      List<String> line = new ArrayList<>(List.of(executable));
+      if (tls == null) {
+        line.addAll(List.of("--port", Integer.toString(port)));
+      } else {
+        line.addAll(
+            List.of(
+                "--port",
+                "0",
+                "--tls-port",
+                Integer.toString(port),
+                "--tls-cert-file",
+                tls.certificate().toAbsolutePath().toString(),
+                "--tls-key-file",
+                tls.key().toAbsolutePath().toString(),
+                "--tls-ca-cert-file",
+                tls.caCertificate().toAbsolutePath().toString(),
+                "--tls-cluster",
+                "yes",
+                "--tls-replication",
+                "yes",
+                "--tls-auth-clients",
+                "no"));
+      }
+      line.addAll(settings());
+      return line;
+    }
+
+    private List<String> settings() {
       return List.of(
-          executable,
-          "--port",
-          Integer.toString(port),
           "--bind",
           "127.0.0.1",
           "--dir",
@@ -515,6 +564,11 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
       if (connection == null || !connection.isOpen()) {
         RedisURI uri = RedisURI.create("127.0.0.1", port);
         uri.setTimeout(Duration.ofSeconds(5));
+        if (tls != null) {
+          // the admin side of the test harness: encrypted as the nodes demand, not verified
+          uri.setSsl(true);
+          uri.setVerifyPeer(SslVerifyMode.NONE);
+        }
         connection = admin.connect(uri);
       }
       try {

@@ -43,6 +43,9 @@ public final class LocalStack implements AutoCloseable {
    */
   private static final String LOCAL_POOL_SIZE = "16";
 
+  /** OTC_ADMIN_PRINCIPALS of a local stack unless the caller's environment sets it. */
+  static final String LOCAL_ADMINS = "{\"" + PayloadV2.LOCAL_CALLER + "\":[\"*\"]}";
+
   /**
    * How long Ctrl-C waits for a running invocation: one sweep pass (a 500-order batch is 10-50 ms)
    * plus releasing its leases fits well inside 10 s.
@@ -140,6 +143,9 @@ public final class LocalStack implements AutoCloseable {
     env.put("OTC_KEY_PREFIX", servers.newKeyPrefix("local"));
     env.put("OTC_MIGRATE_ON_START", "true");
     env.putIfAbsent("OTC_DB_POOL_SIZE", LOCAL_POOL_SIZE);
+    // The local gateway's one caller is the operator too (./local admin, the smoke test, the demo);
+    // on AWS nobody is, until AdminPrincipals names them.
+    env.putIfAbsent("OTC_ADMIN_PRINCIPALS", LOCAL_ADMINS);
     return env;
   }
 
@@ -212,6 +218,8 @@ public final class LocalStack implements AutoCloseable {
       out.printf("    %-28s auth %s%n", r.routeKey(), r.auth());
     }
     out.println("  metrics       " + api.baseUrl() + "/metrics (Prometheus text)");
+    out.println(
+        "  callers       " + PayloadV2.LOCAL_CALLER + " (every request), " + config.admins());
     out.println("  JDBC URL      " + config.mysqlUrl() + " (user " + config.mysqlUser() + ")");
     out.println(
         "  Redis URI     " + servers.redisUri() + " (key prefix " + config.keyPrefix() + ")");

@@ -131,7 +131,10 @@ final class LocalTenants {
   private String principalsWith(String tenantId) {
     Map<String, Set<String>> mapping = new TreeMap<>();
     if (principals.isSet()) {
-      principals.principals().forEach((arn, tenants) -> mapping.put(arn, new TreeSet<>(tenants)));
+      principals
+          .principals()
+          .entries()
+          .forEach((arn, tenants) -> mapping.put(arn, new TreeSet<>(tenants)));
     } else {
       mapping.put(PayloadV2.LOCAL_CALLER, new TreeSet<>(List.of(TenantSettings.DEFAULT_TENANT)));
     }

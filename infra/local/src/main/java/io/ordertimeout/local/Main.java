@@ -28,6 +28,7 @@ public final class Main {
     COMMANDS.put("up", Main::up);
     COMMANDS.put("demo", Main::demo);
     COMMANDS.put("smoke", Smoke::command);
+    COMMANDS.put(Preflight.NAME, Preflight::command);
   }
 
   private Main() {}
@@ -76,6 +77,12 @@ public final class Main {
     out.println("  smoke --api <ApiUrl> [--region R] [--profile P] [--sku sku-0000] [--wait 90]");
     out.println(
         "        SigV4-signed place, read, cancel of one real order, and the webhook's 401");
+    out.println(
+        "  preflight --stack-params SubnetIds=a,b,SecurityGroupId=sg,DbSecretArn=...,... [--profile P]"
+            + " [--region R]");
+    out.println(
+        "        before a deploy: the secrets parse, the subnets reach WeChat Pay and AWS, Redis and"
+            + " MySQL admit the functions");
     out.println("  wechat <operation> ...   (./local wechat help)");
     out.println(
         "        act as WeChat Pay on a running ./local up: pay, pay late, lose a notification");

@@ -101,6 +101,10 @@ record TenantSpec(String tenantId, Map<String, Long> stock) {
               + tenantId
               + "': 1 to 32 of [a-z0-9_-] (the tenant_id column, the webhook's URL segment)");
     }
+    if (TenantIds.reserved(tenantId)) {
+      throw new IllegalArgumentException(
+          "tenant id '" + tenantId + "' is reserved for the pre-traffic hook's samples");
+    }
     return new TenantSpec(tenantId, stock);
   }
 

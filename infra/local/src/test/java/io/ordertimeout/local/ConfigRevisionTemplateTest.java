@@ -16,12 +16,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Why onboarding a tenant on AWS bumps OTC_CONFIG_REVISION (README, "Onboarding a tenant"): every
- * function reads the merchant secret and OTC_TENANT_PRINCIPALS at init, and SnapStart serves the
- * snapshot of the version that ran it; SAM publishes a version only when the version's hash
- * changes, computed from the code location and the Environment as written. Checked on the template
- * as the SAM transform turns it (aws-sam-translator; skipped without it, as the other translation
- * tests).
+ * Which changes publish a version behind the live alias, on the template as the SAM transform turns
+ * it (aws-sam-translator; skipped without it, as the other translation tests). Every property of a
+ * function as written publishes one (AutoPublishAliasAllProperties: a new Timeout or VpcConfig), a
+ * new parameter value does not: SAM hashes the properties with every !Ref unresolved. So onboarding
+ * a tenant on AWS bumps OTC_CONFIG_REVISION (README, "Onboarding a tenant"): every function reads
+ * the merchant secret and OTC_TENANT_PRINCIPALS at init, and SnapStart serves the snapshot of the
+ * version that ran it.
  */
 class ConfigRevisionTemplateTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -61,6 +62,77 @@ class ConfigRevisionTemplateTest {
     after.forEach(
         (function, version) ->
             assertThat(version).as("version of %s", function).isNotEqualTo(before.get(function)));
+  }
+
+  @Test
+  void everyFunctionPublishesAVersionOnAnyChangeOfItsProperties() throws Exception {
+    String template = Files.readString(ROOT.resolve("template.yaml"), StandardCharsets.UTF_8);
+    // in Globals, so no function can leave it out
+    assertThat(template)
+        .containsOnlyOnce("    AutoPublishAlias: live\n")
+        .containsOnlyOnce("    AutoPublishAliasAllProperties: true\n");
+  }
+
+  @Test
+  void aChangedTimeoutPublishesAVersionOfThatFunction(@TempDir Path dir) throws Exception {
+    String template = Files.readString(ROOT.resolve("template.yaml"), StandardCharsets.UTF_8);
+    String sweepTimeout = "      Timeout: " + sweepTimeout(template) + "\n";
+    assertThat(template).as("the sweep's Timeout line").containsOnlyOnce(sweepTimeout);
+    Path changed = dir.resolve("template.yaml");
+    Files.writeString(
+        changed, template.replace(sweepTimeout, "      Timeout: 120\n"), StandardCharsets.UTF_8);
+
+    Map<String, String> before = versions(ROOT.resolve("template.yaml"));
+    Map<String, String> after = versions(changed);
+
+    // SAM's default hash (code, Environment, MemorySize, SnapStart) kept the old id here, so the
+    // live alias kept running with the old Timeout
+    assertThat(after.get("TimeoutSweepFunction")).isNotEqualTo(before.get("TimeoutSweepFunction"));
+    before.remove("TimeoutSweepFunction");
+    after.remove("TimeoutSweepFunction");
+    assertThat(after).as("the other functions").isEqualTo(before);
+  }
+
+  @Test
+  void aChangedSubnetPublishesAVersionOfEveryFunction(@TempDir Path dir) throws Exception {
+    String template = Files.readString(ROOT.resolve("template.yaml"), StandardCharsets.UTF_8);
+    String subnets = "      SubnetIds: !Ref SubnetIds\n";
+    assertThat(template).as("the Globals VpcConfig").containsOnlyOnce(subnets);
+    Path changed = dir.resolve("template.yaml");
+    // the functions move to the first subnet of the list only
+    Files.writeString(
+        changed,
+        template.replace(subnets, "      SubnetIds: [!Select [0, !Ref SubnetIds]]\n"),
+        StandardCharsets.UTF_8);
+
+    Map<String, String> before = versions(ROOT.resolve("template.yaml"));
+    Map<String, String> after = versions(changed);
+
+    assertThat(after).hasSize(6).containsOnlyKeys(before.keySet());
+    after.forEach(
+        (function, version) ->
+            assertThat(version).as("version of %s", function).isNotEqualTo(before.get(function)));
+  }
+
+  @Test
+  void aNewSubnetIdsValueAloneStillPublishesNoVersion() throws Exception {
+    // The hash covers the template as written, each !Ref unresolved: new subnets passed as the
+    // parameter reach $LATEST but not the live alias until OTC_CONFIG_REVISION changes (README).
+    Map<String, String> before =
+        versions(ROOT.resolve("template.yaml"), "SubnetIds=subnet-a,subnet-b");
+    Map<String, String> after =
+        versions(ROOT.resolve("template.yaml"), "SubnetIds=subnet-a,subnet-c");
+
+    assertThat(after).hasSize(6).isEqualTo(before);
+  }
+
+  private static String sweepTimeout(String template) {
+    int sweep = template.indexOf("  TimeoutSweepFunction:\n");
+    assertThat(sweep).as("TimeoutSweepFunction in template.yaml").isPositive();
+    java.util.regex.Matcher m =
+        java.util.regex.Pattern.compile("\n      Timeout: (\\d+)\n").matcher(template);
+    assertThat(m.find(sweep)).as("the sweep's Timeout").isTrue();
+    return m.group(1);
   }
 
   /** Function logical id -> the logical id of the version its live alias points at. */

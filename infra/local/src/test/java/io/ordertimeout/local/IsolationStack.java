@@ -16,6 +16,7 @@ import io.ordertimeout.wechat.StaticMerchantDirectory;
 import io.ordertimeout.wechat.TradeStatus;
 import io.ordertimeout.wechat.WeChatCloseOutcome;
 import io.ordertimeout.wechat.WeChatPayGateway;
+import io.ordertimeout.wechat.WeChatTrade;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,12 +67,15 @@ final class IsolationStack implements AutoCloseable {
     return json.append('}').toString();
   }
 
-  /** One simulator per tenant, in TENANTS order. */
+  /** One simulator per tenant, in TENANTS order, each its own merchant (its own mchid). */
   static final class Merchants implements AutoCloseable {
     final Map<String, WeChatPaySimulator> byTenant = new LinkedHashMap<>();
 
     Merchants() {
-      TENANTS.forEach(t -> byTenant.put(t, WeChatPaySimulator.start()));
+      for (int i = 0; i < TENANTS.size(); i++) {
+        String mchid = String.format("19%08d", i + 1);
+        byTenant.put(TENANTS.get(i), WeChatPaySimulator.start(Clock.systemUTC(), mchid));
+      }
     }
 
     WeChatPaySimulator of(String tenant) {
@@ -97,6 +101,9 @@ final class IsolationStack implements AutoCloseable {
             Map.of(
                 "OTC_TENANT_PRINCIPALS",
                 principals(),
+                // the on-call engineer administers every tenant
+                "OTC_ADMIN_PRINCIPALS",
+                "{\"arn:aws:iam::" + ACCOUNT + ":user/oncall\":[\"*\"]}",
                 // a sweep pass starts only with a WeChat step's time left (10 s by default): 2 s
                 // keeps each scheduled invocation here at a few seconds
                 "OTC_WECHAT_STEP_TIMEOUT_MS",
@@ -158,24 +165,29 @@ final class IsolationStack implements AutoCloseable {
     }
 
     @Override
+    public String merchantId(String tenantId) {
+      return of(tenantId).merchantId(tenantId);
+    }
+
+    @Override
     public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
       return of(tenantId).prepay(tenantId, command);
     }
 
     @Override
-    public TradeStatus query(String tenantId, String outTradeNo) {
-      return of(tenantId).query(tenantId, outTradeNo);
+    public TradeStatus query(String tenantId, WeChatTrade trade) {
+      return of(tenantId).query(tenantId, trade);
     }
 
     @Override
-    public WeChatCloseOutcome close(String tenantId, String outTradeNo) {
-      return of(tenantId).close(tenantId, outTradeNo);
+    public WeChatCloseOutcome close(String tenantId, WeChatTrade trade) {
+      return of(tenantId).close(tenantId, trade);
     }
 
     @Override
     public RefundResult refund(
-        String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
-      return of(tenantId).refund(tenantId, outTradeNo, outRefundNo, amountFen, reason);
+        String tenantId, WeChatTrade trade, String outRefundNo, long amountFen, String reason) {
+      return of(tenantId).refund(tenantId, trade, outRefundNo, amountFen, reason);
     }
 
     @Override

@@ -23,7 +23,6 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -60,6 +59,9 @@ class TemplateConsistencyTest {
       Map.ofEntries(
           Map.entry("OTC_MYSQL_USER", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
           Map.entry("OTC_MYSQL_PASSWORD", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
+          Map.entry(
+              "OTC_SWEEP_RUNS", "tunable, default 1: sweep runs expected at once (SweepSettings)"),
+          Map.entry("OTC_STREAM_RUNS", "tunable, default 1: consumer runs expected at once"),
           Map.entry("OTC_DB_POOL_SIZE", "tunable with a default sized for Lambda (OtcConfig)"),
           Map.entry(
               "OTC_EVENT_BUS_NAME",
@@ -75,6 +77,12 @@ class TemplateConsistencyTest {
           Map.entry(
               "OTC_TENANT_PRINCIPALS",
               "OrderCreatedFunction's only (TenantPrincipals): the others keep the default tenant"),
+          Map.entry(
+              "OTC_ADMIN_PRINCIPALS",
+              "AdminFunction's only (AdminPrincipals): no other function serves the admin routes"),
+          Map.entry(
+              "OTC_PROBE_PRINCIPAL",
+              "OrderCreatedFunction's and AdminFunction's, the only ones with IAM callers"),
           Map.entry("OTC_KEY_PREFIX", "tunable; default 'otc', tests and local runs isolate by it"),
           Map.entry("OTC_TIMER_SHARDS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_DEFAULT_TIMEOUT_SECONDS", "tunable with a default (OtcConfig)"),
@@ -146,6 +154,12 @@ class TemplateConsistencyTest {
   private static Path root;
   private static SamTemplate template;
   private static LocalStack stack;
+
+  /**
+   * The functions as a deployed stack configures them (every mapping set), for the hook's samples.
+   */
+  private static ProductionFunctions production;
+
   private static final HttpClient http = HttpClient.newHttpClient();
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final ObjectMapper LENIENT =
@@ -164,6 +178,9 @@ class TemplateConsistencyTest {
 
   @AfterAll
   static void stop() {
+    if (production != null) {
+      production.close();
+    }
     stack.close();
   }
 
@@ -260,17 +277,18 @@ class TemplateConsistencyTest {
   }
 
   private static void waitsFit(SamTemplate.Function f) {
-    Map<String, String> env = new HashMap<>(template.globalEnvironment());
-    env.putAll(f.environment());
+    // every parameter given a production value, the mappings among them
+    Map<String, String> env =
+        ProductionFunctions.environment(
+            template,
+            f,
+            ProductionFunctions.values(
+                "jdbc:mysql://db.internal:3306/otc", "rediss://cache.internal:6379", "true"),
+            TemplateProductionTest.parameterNames());
     long timeoutMillis = f.timeoutSeconds() * 1_000L;
     assertThat(env.get("OTC_FUNCTION_TIMEOUT_MS"))
         .as("OTC_FUNCTION_TIMEOUT_MS of %s", f.logicalId())
         .isEqualTo(Long.toString(timeoutMillis));
-    env.put("OTC_MYSQL_URL", "jdbc:mysql://db.internal:3306/otc");
-    env.put("OTC_REDIS_URI", "rediss://cache.internal:6379");
-    env.put("OTC_REDIS_CLUSTER", "true");
-    // a deploy parameter's name stands for its value here; TenantSettingsTest checks mappings
-    env.remove("OTC_TENANT_PRINCIPALS");
     OtcConfig config = OtcConfig.fromEnvironment(env);
     if (f.schedules().isEmpty() || f.logicalId().equals("CompensationFunction")) {
       return; // not a loop: compensation runs one pass per invocation
@@ -381,7 +399,9 @@ class TemplateConsistencyTest {
 
   /**
    * Each sample of template.yaml's pre-traffic hook, sent to the real handler as the hook sends it
-   * (a direct invoke, no gateway), gets the answer the hook requires of a healthy new version.
+   * (a direct invoke, no gateway, its caller the hook's role), gets the answer the hook requires of
+   * a healthy new version: with the function configured as deployed, TenantPrincipals and
+   * AdminPrincipals set.
    */
   @TestFactory
   Stream<DynamicTest> preTrafficHookSamplesGetTheAnswersTheHookRequires() throws IOException {
@@ -425,12 +445,14 @@ class TemplateConsistencyTest {
     for (String module : fieldNames(samples)) {
       assertThat(results.at("/" + module + "/status").asText()).as(module).isEqualTo("Succeeded");
       List<JsonNode> sent = new ArrayList<>();
-      samples.path(module).forEach(sample -> sent.add(sample.path("event")));
+      samples.path(module).forEach(sample -> sent.add(asTheHookSends(sample.path("event"))));
       assertThat(results.at("/" + module + "/invoked"))
           .as("events the hook sent to %s", module)
           .containsExactlyElementsOf(sent);
     }
 
+    // and the answers of a stack whose functions do not know the hook's role (OTC_PROBE_PRINCIPAL
+    // unset or another role): the order API refuses the samples, the deployment would roll back
     ObjectNode wrong = hookAnswers().deepCopy();
     ((ObjectNode) wrong.path("order-created").get(0)).put("statusCode", 500);
     wrong
@@ -451,27 +473,52 @@ class TemplateConsistencyTest {
             python.toString(),
             TemplateProductionTest.tool("pretraffic_hook_driver.py").toString(),
             work.toString(),
-            work.resolve("answers.json").toString());
+            work.resolve("answers.json").toString(),
+            ProductionFunctions.HOOK_ROLE);
     assertThat(out.code()).as("pretraffic_hook_driver.py: %s", out.output()).isZero();
     return JSON.readTree(out.output());
   }
 
-  /** What each function answered each hook sample, as Lambda would return it (module -> list). */
+  /**
+   * What each function, configured as deployed ({@link ProductionFunctions}), answered each hook
+   * sample, as Lambda would return it (module -> list).
+   */
   private static synchronized ObjectNode hookAnswers() throws IOException {
     if (hookAnswers == null) {
+      if (production == null) {
+        production =
+            new ProductionFunctions(
+                template, io.ordertimeout.embedded.EmbeddedServers.get(), stack.simulator());
+      }
       JsonNode samples = TemplateProductionTest.hookSamples();
       ObjectNode answers = JSON.createObjectNode();
       for (SamTemplate.Function f : template.functions()) {
         assumeTrue(loadable(f), f.handlerClass() + " is not in this checkout: skipped");
-        LocalFunction function = LocalFunction.load(f, stack.app()).orElseThrow();
+        LocalFunction function = production.function(f.logicalId());
         ArrayNode moduleAnswers = answers.putArray(TemplateProductionTest.module(f));
         for (JsonNode sample : samples.path(TemplateProductionTest.module(f))) {
-          moduleAnswers.add(JSON.valueToTree(invokeAsTheHook(function, f, sample.path("event"))));
+          JsonNode event = asTheHookSends(sample.path("event"));
+          moduleAnswers.add(JSON.valueToTree(invokeAsTheHook(function, f, event)));
         }
       }
       hookAnswers = answers;
     }
     return hookAnswers;
+  }
+
+  /**
+   * A sample as the hook sends it: an IAM caller of "PROBE_PRINCIPAL" becomes the hook's role (its
+   * PROBE_PRINCIPAL variable, the functions' OTC_PROBE_PRINCIPAL).
+   */
+  static JsonNode asTheHookSends(JsonNode event) {
+    JsonNode iam = event.at("/requestContext/authorizer/iam");
+    if (!"PROBE_PRINCIPAL".equals(iam.path("userArn").asText(null))) {
+      return event;
+    }
+    JsonNode sent = event.deepCopy();
+    ((ObjectNode) sent.at("/requestContext/authorizer/iam"))
+        .put("userArn", ProductionFunctions.HOOK_ROLE);
+    return sent;
   }
 
   private static Object invokeAsTheHook(

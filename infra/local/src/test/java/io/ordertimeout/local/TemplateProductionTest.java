@@ -36,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class TemplateProductionTest {
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String LOG_GROUP = "AWS::Logs::LogGroup";
   private static final Path ROOT = Main.templatePath().getParent();
   private static final JsonNode TEMPLATE = yaml(ROOT.resolve("template.yaml"));
   private static final JsonNode RESOURCES = TEMPLATE.path("Resources");
@@ -101,7 +102,7 @@ class TemplateProductionTest {
     SamTemplate.Function f = SAM.function("CompensationFunction").orElseThrow();
     long periodSeconds = f.schedules().get(0).rate().toSeconds();
     JsonNode props = props(f.logicalId());
-    assertThat(props.path("ReservedConcurrentExecutions").asInt()).isEqualTo(1);
+    assertThat(reservedConcurrency(f.logicalId()).path("Default").asInt()).isEqualTo(1);
     // A run started as late as its event may wait (throttled by the one environment) still ends
     // before the next period's run is due; the pass stops on its remaining time (Compensator).
     long maxEventAge = props.at("/EventInvokeConfig/MaximumEventAgeInSeconds").asLong();
@@ -151,7 +152,8 @@ class TemplateProductionTest {
     assertThat(PARAMETERS.path(retention).path("AllowedValues").isArray())
         .as("RetentionInDays of %s is a parameter: %s", group, retention)
         .isTrue();
-    assertThat(RESOURCES.path(group).path("DeletionPolicy").asText()).isEqualTo("Retain");
+    assertThat(RESOURCES.path(group).path("DeletionPolicy").asText())
+        .isEqualTo("RetainExceptOnCreate");
 
     JsonNode format = JSON.readTree(settings.path("Format").asText());
     assertThat(format.path("requestId").asText()).isEqualTo("$context.requestId");
@@ -160,6 +162,82 @@ class TemplateProductionTest {
     assertThat(format.path("ip").asText()).isEqualTo("$context.identity.sourceIp");
     assertThat(format.path("caller").asText()).isEqualTo("$context.identity.userArn");
     assertThat(format.toString()).doesNotContain("requestBody").doesNotContain("$input");
+  }
+
+  // ---- what fails a first deploy, and following a request ----
+
+  @Test
+  void reservedConcurrencyIsAParameterWhoseZeroLeavesTheFunctionUnreserved() {
+    Map<String, Integer> reserved = new TreeMap<>();
+    for (SamTemplate.Function f : SAM.functions()) {
+      if (props(f.logicalId()).has("ReservedConcurrentExecutions")) {
+        reserved.put(f.logicalId(), reservedConcurrency(f.logicalId()).path("Default").asInt());
+      }
+    }
+    // the designed reservations stay the defaults: 5 in all, so an account needs a quota of 105
+    assertThat(reserved)
+        .containsExactlyInAnyOrderEntriesOf(
+            Map.of("TimeoutSweepFunction", 2, "CompensationFunction", 1, "AdminFunction", 2));
+  }
+
+  @Test
+  void everyFunctionLogsToAGroupCreatedBeforeItThatARolledBackCreateDeletes() {
+    Set<String> groups = new TreeSet<>();
+    for (SamTemplate.Function f : SAM.functions()) {
+      String group = props(f.logicalId()).at("/LoggingConfig/LogGroup").asText();
+      assertThat(type(group))
+          .as("LoggingConfig.LogGroup of %s", f.logicalId())
+          .isEqualTo(LOG_GROUP);
+      // named after the stack, never after the function: the group is created first
+      assertThat(props(group).path("LogGroupName").asText())
+          .as("name of %s", group)
+          .isEqualTo("/aws/lambda/${AWS::StackName}/" + module(f));
+      groups.add(group);
+    }
+    assertThat(groups).hasSize(SAM.functions().size());
+    RESOURCES
+        .fields()
+        .forEachRemaining(
+            e -> {
+              if (e.getValue().path("Type").asText().equals(LOG_GROUP)) {
+                assertThat(e.getValue().path("DeletionPolicy").asText())
+                    .as("DeletionPolicy of %s", e.getKey())
+                    .isEqualTo("RetainExceptOnCreate");
+                assertThat(e.getValue().path("UpdateReplacePolicy").asText())
+                    .as("UpdateReplacePolicy of %s", e.getKey())
+                    .isEqualTo("Retain");
+                assertThat(props(e.getKey()).path("LogGroupName").asText())
+                    .as("a stack-wide name in %s", e.getKey())
+                    .contains("${AWS::StackName}");
+              }
+            });
+  }
+
+  @Test
+  void everyFunctionIsTracedAndTheAccessLogNamesTheFunctionsRequestId() throws Exception {
+    assertThat(TEMPLATE.at("/Globals/Function/Tracing").asText()).isEqualTo("TracingMode");
+    JsonNode mode = PARAMETERS.path("TracingMode");
+    assertThat(mode.path("Default").asText()).isEqualTo("Active");
+    assertThat(mode.path("AllowedValues").toString()).isEqualTo("[\"Active\",\"PassThrough\"]");
+    JsonNode format = JSON.readTree(props("OrdersApi").at("/AccessLogSettings/Format").asText());
+    // the Lambda invoke's request id: the requestId of the function's log lines for the request
+    assertThat(format.path("lambdaRequestId").asText()).isEqualTo("$context.awsEndpointRequestId");
+
+    JsonNode resources = translated().path("Resources");
+    for (SamTemplate.Function f : SAM.functions()) {
+      JsonNode function = resources.path(f.logicalId()).path("Properties");
+      assertThat(function.at("/TracingConfig/Mode/Ref").asText())
+          .as("TracingConfig of %s", f.logicalId())
+          .isEqualTo("TracingMode");
+      assertThat(function.at("/LoggingConfig/LogGroup/Ref").asText())
+          .as("LoggingConfig of %s", f.logicalId())
+          .endsWith("Logs");
+      String role = function.at("/Role/Fn::GetAtt/0").asText();
+      // SAM adds the X-Ray write policy to the role it makes for a traced function
+      assertThat(resources.path(role).at("/Properties/ManagedPolicyArns").toString().toLowerCase())
+          .as("managed policies of %s", role)
+          .contains("xray");
+    }
   }
 
   // ---- item 7: safe rollout ----
@@ -237,6 +315,19 @@ class TemplateProductionTest {
     props(role)
         .path("Policies")
         .forEach(p -> p.at("/PolicyDocument/Statement").forEach(statements::add));
+    // and the policies attached to the role (the invoke one: inline, it would make a cycle)
+    RESOURCES
+        .fields()
+        .forEachRemaining(
+            r -> {
+              if (r.getValue().path("Type").asText().equals("AWS::IAM::Policy")
+                  && texts(r.getValue().at("/Properties/Roles")).contains(role)) {
+                r.getValue().at("/Properties/PolicyDocument/Statement").forEach(statements::add);
+                assertThat(texts(RESOURCES.path(HOOK).path("DependsOn")))
+                    .as("the hook runs only once its policy %s is attached", r.getKey())
+                    .contains(r.getKey());
+              }
+            });
     Map<String, Set<String>> resourcesByAction = new TreeMap<>();
     for (JsonNode s : statements) {
       assertThat(s.path("Effect").asText()).isEqualTo("Allow");
@@ -259,6 +350,77 @@ class TemplateProductionTest {
                 "lambda:InvokeFunction", versions,
                 "logs:CreateLogStream", Set.of("PreTrafficHookLogs.Arn"),
                 "logs:PutLogEvents", Set.of("PreTrafficHookLogs.Arn")));
+  }
+
+  /**
+   * The samples' IAM caller is the hook's own role, and the two functions with IAM callers map that
+   * role (and only it) to the probe tenant: with TenantPrincipals or AdminPrincipals set, a sample
+   * from any other caller would be refused 403 and every deployment rolled back.
+   */
+  @Test
+  void preTrafficHookSamplesCallAsTheHooksRoleWhichTheApiFunctionsMapToTheProbe()
+      throws IOException {
+    String role = props(HOOK).path("Role").asText();
+    assertThat(props(HOOK).at("/Environment/Variables/PROBE_PRINCIPAL").asText()).isEqualTo(role);
+    for (SamTemplate.Function f : SAM.functions()) {
+      boolean iamCallers =
+          f.routes().stream().anyMatch(r -> !r.auth().equals("NONE") && !r.auth().isEmpty());
+      assertThat(f.environment().get("OTC_PROBE_PRINCIPAL"))
+          .as("OTC_PROBE_PRINCIPAL of %s", f.logicalId())
+          .isEqualTo(iamCallers ? role : null);
+    }
+    JsonNode samples = hookSamples();
+    for (String module : List.of("order-created", "admin")) {
+      for (JsonNode sample : samples.path(module)) {
+        assertThat(sample.at("/event/requestContext/authorizer/iam/userArn").asText())
+            .as("%s %s", module, sample.path("name").asText())
+            .isEqualTo("PROBE_PRINCIPAL");
+      }
+    }
+    for (JsonNode sample : samples.path("admin")) {
+      assertThat(sample.at("/event/queryStringParameters/tenantId").asText())
+          .isEqualTo(io.ordertimeout.domain.TenantIds.PROBE);
+    }
+  }
+
+  /**
+   * The two managed policies a user attaches name exactly the routes of their function, one
+   * execute-api resource per route: the mall backend's never reaches /admin, and neither is the
+   * whole API.
+   */
+  @Test
+  void theInvokePoliciesNameExactlyTheirFunctionsRoutes() {
+    Map<String, String> policyOf =
+        Map.of(
+            "MallBackendInvokePolicy", "OrderCreatedFunction",
+            "OperatorInvokePolicy", "AdminFunction");
+    policyOf.forEach(
+        (policy, function) -> {
+          assertThat(type(policy)).isEqualTo("AWS::IAM::ManagedPolicy");
+          JsonNode statements = props(policy).at("/PolicyDocument/Statement");
+          assertThat(statements.size()).as(policy).isOne();
+          JsonNode statement = statements.get(0);
+          assertThat(statement.path("Effect").asText()).isEqualTo("Allow");
+          assertThat(texts(statement.path("Action"))).containsExactly("execute-api:Invoke");
+          Set<String> expected = new TreeSet<>();
+          SAM.functions().stream()
+              .filter(f -> f.logicalId().equals(function))
+              .flatMap(f -> f.routes().stream())
+              .forEach(
+                  r ->
+                      expected.add(
+                          "arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:"
+                              + "${OrdersApi}/*/"
+                              + r.method()
+                              + r.path().replaceAll("\\{[A-Za-z]+\\}", "*")));
+          assertThat(expected).as("routes of %s", function).isNotEmpty();
+          assertThat(new TreeSet<>(texts(statement.path("Resource"))))
+              .as("%s names exactly the routes of %s", policy, function)
+              .isEqualTo(expected);
+          assertThat(TEMPLATE.at("/Outputs/" + policy + "/Value").asText()).isEqualTo(policy);
+        });
+    assertThat(texts(props("MallBackendInvokePolicy").at("/PolicyDocument/Statement/0/Resource")))
+        .noneMatch(r -> r.contains("admin"));
   }
 
   @Test
@@ -568,6 +730,11 @@ class TemplateProductionTest {
     return JSON.readTree(m.group(1));
   }
 
+  /** The template's parameter names. */
+  static Set<String> parameterNames() {
+    return names(PARAMETERS);
+  }
+
   static String hookCode() {
     return props(HOOK).at("/Code/ZipFile").asText();
   }
@@ -613,6 +780,26 @@ class TemplateProductionTest {
   static JsonNode props(String logicalId) {
     assertThat(RESOURCES.has(logicalId)).as("resource %s", logicalId).isTrue();
     return RESOURCES.path(logicalId).path("Properties");
+  }
+
+  /** The Number parameter a function's ReservedConcurrentExecutions takes, unset when it is 0. */
+  private static JsonNode reservedConcurrency(String logicalId) {
+    // YAML tags are dropped: !If [Condition, !Ref Parameter, !Ref AWS::NoValue] reads as a list
+    JsonNode reserved = props(logicalId).path("ReservedConcurrentExecutions");
+    assertThat(reserved.isArray() && reserved.size() == 3)
+        .as("ReservedConcurrentExecutions of %s is !If [...]: %s", logicalId, reserved)
+        .isTrue();
+    String parameter = reserved.get(1).asText();
+    assertThat(reserved.get(2).asText()).isEqualTo("AWS::NoValue");
+    JsonNode condition = TEMPLATE.path("Conditions").path(reserved.get(0).asText());
+    // !Not [!Equals [!Ref Parameter, "0"]]
+    assertThat(condition.toString())
+        .as("condition %s", reserved.get(0).asText())
+        .isEqualTo("[[\"" + parameter + "\",\"0\"]]");
+    JsonNode p = PARAMETERS.path(parameter);
+    assertThat(p.path("Type").asText()).as("parameter %s", parameter).isEqualTo("Number");
+    assertThat(p.path("MinValue").asInt(-1)).as("MinValue of %s", parameter).isZero();
+    return p;
   }
 
   private static String type(String logicalId) {

@@ -8,8 +8,11 @@ import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.admin.AdminOps;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.config.AdminSettings;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.PlaceOrderCommand;
 import io.ordertimeout.domain.TenantIds;
+import io.ordertimeout.http.AdminAccess;
 import io.ordertimeout.http.AdminRoutes;
 import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.stream.DeadLetters.DeadLetter;
@@ -27,12 +30,22 @@ import org.junit.jupiter.api.Test;
 /** The admin routes through the handler with the sample events, on the real servers. */
 class AdminHandlerTest {
   static final String ORDER = "wx20261130000001";
+
+  /** The sample events' caller, mapped to every tenant. */
+  static final String ONCALL = "arn:aws:iam::123456789012:user/oncall";
+
+  static final String SHOP_A_SUPPORT = "arn:aws:iam::123456789012:role/shop-a-support";
+
+  /** The on-call engineer for everything, shop-a's support role (and its sessions) for shop-a. */
+  static final AdminSettings OPERATORS =
+      AdminSettings.parse("{\"" + ONCALL + "\":[\"*\"],\"" + SHOP_A_SUPPORT + "\":[\"shop-a\"]}");
+
   private TestStack stack;
   private AdminHandler handler;
 
   @BeforeEach
   void setUp() {
-    stack = TestStack.create("admin-fn");
+    stack = TestStack.create("admin-fn", c -> c.toBuilder().admins(OPERATORS).build(), null);
     stack.seedSku("sku-tea-500g", 10);
     handler = new AdminHandler(stack.app().adminRoutes(CompensationSettings.defaults()));
   }
@@ -142,13 +155,16 @@ class AdminHandlerTest {
 
   @Test
   void aDatabaseOutageAnswers503AndAnUnexpectedFailure500WithTheRequestId() throws Exception {
-    TestStack down = TestStack.create("admin-fn-down");
+    TestStack down =
+        TestStack.create("admin-fn-down", c -> c.toBuilder().admins(OPERATORS).build(), null);
     AdminHandler onClosedPool =
         new AdminHandler(down.app().adminRoutes(CompensationSettings.defaults()));
     down.close(); // the pool is closed: every query fails as the database being away would
     AdminHandler broken =
         new AdminHandler(
-            new AdminRoutes(new AdminOps(null, null, null, null, null, null, new Metrics())));
+            new AdminRoutes(
+                new AdminOps(null, null, null, null, null, null, new Metrics()),
+                new AdminAccess(OPERATORS)));
 
     APIGatewayV2HTTPResponse unavailable =
         onClosedPool.handleRequest(
@@ -161,6 +177,140 @@ class AdminHandlerTest {
     assertThat(body(unavailable).at("/error/code").asText()).isEqualTo("UNAVAILABLE");
     assertThat(internal.getStatusCode()).isEqualTo(500);
     assertThat(body(internal).at("/error/message").asText()).startsWith("internal error; request ");
+  }
+
+  @Test
+  void anOperatorOfShopAForceClosingShopBsOrderIs403AndNothingChanges() throws Exception {
+    for (String t : List.of("shop-a", "shop-b")) {
+      stack.app().tenants().onboard(t);
+      stack.update(
+          "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES (?, 'sku-1', 5, 5)", t);
+      stack
+          .app()
+          .placeOrders()
+          .place(
+              new PlaceOrderCommand(
+                  ORDER, t, "u1", List.of(new OrderItem("sku-1", 1)), null, 100, 900));
+    }
+    List<String> rows = stack.databaseState();
+    List<String> keys = stack.redisState();
+
+    APIGatewayV2HTTPResponse foreign = call(asShopA(forceClose("shop-b")));
+    APIGatewayV2HTTPResponse foreignStory = call(asShopA(story("shop-b")));
+    APIGatewayV2HTTPResponse defaultTenant = call(asShopA(event("admin-force-close.json")));
+
+    assertRefused(foreign, 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(foreignStory, 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(defaultTenant, 403, "ADMIN_NOT_ALLOWED");
+    assertThat(stack.databaseState()).isEqualTo(rows);
+    assertThat(stack.redisState()).isEqualTo(keys);
+    assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();
+
+    // its own tenant: closed, by the session's ARN; shop-b's order of the same id stays UNPAID
+    APIGatewayV2HTTPResponse own = call(asShopA(forceClose("shop-a")));
+    assertThat(own.getStatusCode()).as(own.getBody()).isEqualTo(200);
+    assertThat(stack.dump("SELECT tenant_id, status FROM orders ORDER BY tenant_id"))
+        .containsExactly("shop-a|CLOSED|", "shop-b|UNPAID|");
+  }
+
+  @Test
+  void anUnmappedCallerIsRefusedEveryRouteBeforeItsBody() throws Exception {
+    List<String> before = stack.databaseState();
+    for (String file :
+        List.of(
+            "admin-force-close.json",
+            "admin-order-story.json",
+            "admin-pause.json",
+            "admin-redrive-dead-letters.json")) {
+      APIGatewayV2HTTPEvent stranger = event(file);
+      stranger
+          .getRequestContext()
+          .getAuthorizer()
+          .getIam()
+          .setUserArn("arn:aws:sts::123456789012:assumed-role/PowerUser/alice");
+      // not JSON: the refusal comes before the body is read
+      stranger.setBody("not json");
+      assertRefused(call(stranger), 403, "ADMIN_NOT_MAPPED");
+    }
+    assertThat(stack.databaseState()).isEqualTo(before);
+    assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();
+  }
+
+  @Test
+  void globalOperationsNeedTheStarAndTheStarMayPause() throws Exception {
+    APIGatewayV2HTTPEvent compensate = asShopA(event("admin-pause.json"));
+    compensate.setRouteKey("POST /admin/compensation");
+    APIGatewayV2HTTPEvent redriveAll = asShopA(event("admin-redrive-dead-letters.json"));
+    redriveAll.setBody("{\"all\":true}");
+    APIGatewayV2HTTPEvent listAll = asShopA(event("admin-order-story.json"));
+    listAll.setRouteKey("GET /admin/dead-letters");
+    listAll.setQueryStringParameters(null);
+    APIGatewayV2HTTPEvent listOwn = asShopA(event("admin-order-story.json"));
+    listOwn.setRouteKey("GET /admin/dead-letters");
+    listOwn.setQueryStringParameters(Map.of("tenantId", "shop-a"));
+    APIGatewayV2HTTPEvent redriveOwn = asShopA(event("admin-redrive-dead-letters.json"));
+    redriveOwn.setBody("{\"filter\":{\"tenantId\":\"shop-a\"}}");
+    APIGatewayV2HTTPEvent redriveFilterAll = asShopA(event("admin-redrive-dead-letters.json"));
+    redriveFilterAll.setBody("{\"filter\":{\"orderId\":\"x\"}}");
+
+    assertRefused(call(asShopA(event("admin-pause.json"))), 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(call(compensate), 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(call(redriveAll), 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(call(listAll), 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(call(redriveFilterAll), 403, "ADMIN_NOT_ALLOWED");
+    assertThat(stack.count("SELECT COUNT(*) FROM job_pauses")).isZero();
+    assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();
+    assertThat(call(listOwn).getStatusCode()).isEqualTo(200);
+    assertThat(call(redriveOwn).getStatusCode()).isEqualTo(200);
+
+    APIGatewayV2HTTPResponse paused = call(event("admin-pause.json"));
+    assertThat(paused.getStatusCode()).as(paused.getBody()).isEqualTo(200);
+    assertThat(stack.dump("SELECT job FROM job_pauses")).containsExactly("sweep|");
+  }
+
+  @Test
+  void withoutAMappingNobodyMayCallTheAdminApi() throws Exception {
+    TestStack plain = TestStack.create("admin-fn-nobody");
+    try {
+      AdminHandler nobody =
+          new AdminHandler(plain.app().adminRoutes(CompensationSettings.defaults()));
+
+      APIGatewayV2HTTPResponse pause =
+          nobody.handleRequest(event("admin-pause.json"), new LambdaTestContext("admin", 29_000));
+
+      assertRefused(pause, 403, "ADMIN_NOT_MAPPED");
+      assertThat(plain.count("SELECT COUNT(*) FROM job_pauses")).isZero();
+    } finally {
+      plain.close();
+    }
+  }
+
+  /** The sample event as sent by a session of shop-a's support role. */
+  private static APIGatewayV2HTTPEvent asShopA(APIGatewayV2HTTPEvent event) {
+    event
+        .getRequestContext()
+        .getAuthorizer()
+        .getIam()
+        .setUserArn("arn:aws:sts::123456789012:assumed-role/shop-a-support/bob");
+    return event;
+  }
+
+  private static APIGatewayV2HTTPEvent forceClose(String tenant) {
+    APIGatewayV2HTTPEvent e = event("admin-force-close.json");
+    e.setQueryStringParameters(Map.of("tenantId", tenant));
+    return e;
+  }
+
+  private static APIGatewayV2HTTPEvent story(String tenant) {
+    APIGatewayV2HTTPEvent e = event("admin-order-story.json");
+    e.setQueryStringParameters(Map.of("tenantId", tenant));
+    return e;
+  }
+
+  private static void assertRefused(APIGatewayV2HTTPResponse response, int status, String code)
+      throws Exception {
+    assertThat(response.getStatusCode()).as(response.getBody()).isEqualTo(status);
+    assertThat(body(response).at("/error/code").asText()).isEqualTo(code);
   }
 
   private void assertRefused(APIGatewayV2HTTPEvent event, int status, String code)

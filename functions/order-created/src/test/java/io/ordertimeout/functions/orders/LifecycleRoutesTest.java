@@ -356,6 +356,42 @@ class LifecycleRoutesTest {
     assertThat(everything()).isEqualTo(before);
   }
 
+  /**
+   * The receipt deadline passed by NOW(3), not applied yet (the timer still waits in Redis): the
+   * extension and the confirmation are 409 DEADLINE_PASSED and change nothing (they were 200).
+   */
+  @Test
+  void extendingOrConfirmingAfterTheReceiptDeadlineIs409DeadlinePassed() throws Exception {
+    shipped("ord-late-1");
+    stack.update(
+        "UPDATE orders SET receive_due_at = NOW(3) - INTERVAL 1 SECOND"
+            + " WHERE order_id = 'ord-late-1'");
+    List<String> before = everything();
+
+    APIGatewayV2HTTPResponse extend = call(OrderApiHandler.EXTEND_RECEIPT, "ord-late-1", null);
+    APIGatewayV2HTTPResponse confirm = call(OrderApiHandler.RECEIPT, "ord-late-1", null);
+
+    assertError(extend, 409, "DEADLINE_PASSED");
+    assertThat(json(extend).at("/error/message").asText()).contains("receipt deadline");
+    assertError(confirm, 409, "DEADLINE_PASSED");
+    assertThat(everything()).isEqualTo(before);
+  }
+
+  /** The completion deadline passed by NOW(3): opening an after-sale is 409 DEADLINE_PASSED. */
+  @Test
+  void openingAnAfterSaleAfterTheCompletionDeadlineIs409DeadlinePassed() throws Exception {
+    received("ord-late-2");
+    stack.update(
+        "UPDATE orders SET complete_due_at = NOW(3) - INTERVAL 1 SECOND"
+            + " WHERE order_id = 'ord-late-2'");
+    List<String> before = everything();
+
+    APIGatewayV2HTTPResponse open = call(OrderApiHandler.OPEN_AFTER_SALE, "ord-late-2", null);
+
+    assertError(open, 409, "DEADLINE_PASSED");
+    assertThat(everything()).isEqualTo(before);
+  }
+
   // ---- after-sale ----
 
   @Test

@@ -15,6 +15,7 @@ import io.ordertimeout.payment.ReplayedNotificationException;
 import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
 import io.ordertimeout.wechat.InvalidNotificationException;
+import io.ordertimeout.wechat.NotificationLimits;
 import io.ordertimeout.wechat.PaymentTransientException;
 import io.ordertimeout.wiring.Components;
 import java.nio.charset.StandardCharsets;
@@ -28,10 +29,12 @@ import org.slf4j.LoggerFactory;
  * (payload 2.0: lower-cased headers, body maybe base64).
  *
  * <p>204 only after the payment is committed (or was committed before). Otherwise WeChat must see a
- * failure and retry: 4xx for requests that must not be trusted or do not fit an order (bad
- * signature 401, stale 401, malformed 400, replayed nonce 409, unknown order 404, amount mismatch
- * 400), 5xx when we could not decide (database or Redis down 503, WeChat refund API down 503), all
- * with {"code":"FAIL","message":...}.
+ * failure and retry: 4xx for requests that must not be trusted or do not fit an order (body over 16
+ * KiB 413, timestamp not 1-12 ASCII digits 400, bad signature or serial 401, stale 401, malformed
+ * 400, replayed nonce 409, unknown order 404, amount mismatch 400), 5xx when we could not decide
+ * (database or Redis down 503, WeChat refund API down 503), all with {"code":"FAIL","message":...}.
+ * Nothing an unauthenticated caller sends may get a 5xx while the database and Redis are up (the
+ * API's 5xx alarm pages and rolls deployments back).
  *
  * <p>Tenant: {@code POST /wechatpay/notify/{tenantId}} acts for the tenant its URL names (the
  * notify_url each prepay gives WeChat, MerchantCredentials.notifyUrlFor): the signature is verified
@@ -69,18 +72,19 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   @Override
   protected APIGatewayV2HTTPResponse handle(APIGatewayV2HTTPEvent event, Context context) {
     String requestId = context == null ? "-" : context.getAwsRequestId();
+    byte[] raw = null;
     try {
       String tenantId = tenantOf(event);
-      String body =
-          new String(
-              HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded()),
-              StandardCharsets.UTF_8);
+      raw = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
+      // before anything reads it: the signature check would hash every byte of a 10 MB body
+      NotificationLimits.checkBodySize(tenantId, raw.length);
+      String body = new String(raw, StandardCharsets.UTF_8);
       Map<String, String> headers = event.getHeaders() == null ? Map.of() : event.getHeaders();
       NotificationService.Result result = webhook.notifications().handle(tenantId, headers, body);
       log.info("payment notification {} (request {})", result, requestId);
       return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
     } catch (RuntimeException e) {
-      return failure(e, requestId);
+      return failure(e, requestId, raw);
     }
   }
 
@@ -122,23 +126,33 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     throw new ApiError(404, "ROUTE_NOT_FOUND", "no route " + path);
   }
 
-  private static APIGatewayV2HTTPResponse failure(RuntimeException e, String requestId) {
+  /**
+   * @param body the request's bytes, null if it was refused before they were read; a refusal's log
+   *     line names them by length and SHA-256 (to match a sender's copy), never by their content
+   */
+  private static APIGatewayV2HTTPResponse failure(
+      RuntimeException e, String requestId, byte[] body) {
     int status = statusOf(e);
     if (status >= 500) {
       log.error("payment notification failed (request {}); WeChat will retry", requestId, e);
     } else {
       log.warn(
-          "payment notification refused with {} (request {}): {}",
+          "payment notification refused with {} (request {}, {}): {}",
           status,
           requestId,
+          body == null ? "body not read" : NotificationLimits.fingerprint(body),
           e.getMessage());
     }
+    // 5xx: fixed text and the request id, never the exception's (a JDBC or Redis message names
+    // hosts, users and SQL); the log above has it, under the same request id
     String message =
         status == 500
             ? "internal error; request " + requestId
-            : e instanceof InvalidNotificationException invalid
-                ? invalid.publicMessage()
-                : e.getMessage();
+            : status >= 500
+                ? "temporarily unavailable, retry later; request " + requestId
+                : e instanceof InvalidNotificationException invalid
+                    ? invalid.publicMessage()
+                    : e.getMessage();
     return APIGatewayV2HTTPResponse.builder()
         .withStatusCode(status)
         .withHeaders(Map.of("content-type", "application/json; charset=utf-8"))
@@ -149,9 +163,10 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   static int statusOf(RuntimeException e) {
     if (e instanceof InvalidNotificationException invalid) {
       return switch (invalid.reason()) {
-        case BAD_SIGNATURE, UNKNOWN_TENANT, STALE_TIMESTAMP -> 401;
+        case BAD_SIGNATURE, UNKNOWN_SERIAL, UNKNOWN_TENANT, STALE_TIMESTAMP -> 401;
         case MERCHANT_MISMATCH -> 403;
-        case MALFORMED, DECRYPTION_FAILED -> 400;
+        case BODY_TOO_LARGE -> 413;
+        case MALFORMED, INVALID_TIMESTAMP, DECRYPTION_FAILED -> 400;
       };
     }
     if (e instanceof PaymentMismatchException mismatch) {

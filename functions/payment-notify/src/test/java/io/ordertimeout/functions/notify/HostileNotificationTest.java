@@ -104,11 +104,24 @@ class HostileNotificationTest extends WeChatStackFixture {
             "non-numeric timestamp",
             400,
             g -> envelope(g.notification().withHeader("Wechatpay-Timestamp", "yesterday"))),
+        attack(
+            "timestamp beyond every date",
+            400,
+            g -> envelope(g.notification().withHeader("Wechatpay-Timestamp", "99999999999999999"))),
+        attack(
+            "negative timestamp beyond every date",
+            400,
+            g ->
+                envelope(g.notification().withHeader("Wechatpay-Timestamp", "-99999999999999999"))),
+        attack(
+            "timestamp in Arabic-Indic digits",
+            400,
+            g -> envelope(g.notification().withHeader("Wechatpay-Timestamp", "١٧٦٤٥٧٦٠٠٠"))),
         attack("empty body", 400, g -> envelope(g.notification().withBody(""))),
         attack("malformed JSON body", 401, g -> envelope(g.notification().withBody("{\"id\":"))),
         attack(
             "10 MiB body",
-            401,
+            413,
             g -> envelope(g.notification().withBody("{\"pad\":\"" + "x".repeat(10 << 20) + "\"}"))),
         attack(
             "flagged base64 but not base64",

@@ -236,10 +236,21 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
     assertThat(deliver(wechat.notification("replay-0002").build()).getStatusCode()).isEqualTo(204);
   }
 
+  private void bindTrade(String orderId) {
+    stack.update(
+        "INSERT INTO wechat_trades (tenant_id, order_id, mchid, out_trade_no) VALUES (?,?,?,?)",
+        "default",
+        orderId,
+        stack.app().gateway().merchantId("default"),
+        orderId);
+  }
+
   @Test
   void anAmountOtherThanTheOrdersIsRefused() throws Exception {
     stack.place("amount-0001", "u1", 600, "cp-1", new OrderItem("sku-tea", 1));
     // prepaid around our use case with another amount, as a tampered prepay would be
+    // (its trade bound to the order first, as every prepay binds it before calling WeChat)
+    bindTrade("amount-0001");
     stack
         .app()
         .gateway()
@@ -326,6 +337,8 @@ class PaymentNotifyHandlerTest extends WeChatStackFixture {
     stack.place("after-00001", "u1", 600, "cp-1", new OrderItem("sku-tea", 2));
     stack.app().closer().close(TenantIds.DEFAULT, List.of("after-00001"), CloseReason.USER_CANCEL);
     // a prepay that raced the cancel reached WeChat anyway, and the user paid it
+    // (its trade bound to the order first, as every prepay binds it before calling WeChat)
+    bindTrade("after-00001");
     stack
         .app()
         .gateway()

@@ -24,6 +24,7 @@ import io.ordertimeout.wechat.StaticMerchantDirectory;
 import io.ordertimeout.wechat.TradeStatus;
 import io.ordertimeout.wechat.WeChatCloseOutcome;
 import io.ordertimeout.wechat.WeChatPayGateway;
+import io.ordertimeout.wechat.WeChatTrade;
 import java.security.KeyPairGenerator;
 import java.time.Clock;
 import java.time.Duration;
@@ -131,24 +132,29 @@ class TenantWebhookTest extends WeChatStackFixture {
     }
 
     @Override
+    public String merchantId(String tenantId) {
+      return of(tenantId).merchantId(tenantId);
+    }
+
+    @Override
     public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
       return of(tenantId).prepay(tenantId, command);
     }
 
     @Override
-    public TradeStatus query(String tenantId, String outTradeNo) {
-      return of(tenantId).query(tenantId, outTradeNo);
+    public TradeStatus query(String tenantId, WeChatTrade trade) {
+      return of(tenantId).query(tenantId, trade);
     }
 
     @Override
-    public WeChatCloseOutcome close(String tenantId, String outTradeNo) {
-      return of(tenantId).close(tenantId, outTradeNo);
+    public WeChatCloseOutcome close(String tenantId, WeChatTrade trade) {
+      return of(tenantId).close(tenantId, trade);
     }
 
     @Override
     public RefundResult refund(
-        String tenantId, String outTradeNo, String outRefundNo, long amountFen, String reason) {
-      return of(tenantId).refund(tenantId, outTradeNo, outRefundNo, amountFen, reason);
+        String tenantId, WeChatTrade trade, String outRefundNo, long amountFen, String reason) {
+      return of(tenantId).refund(tenantId, trade, outRefundNo, amountFen, reason);
     }
 
     @Override

@@ -55,6 +55,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class WeChatPaySimulator implements AutoCloseable {
 
   public static final String MCHID = "1900000109";
+
+  private final String mchid;
   public static final String APPID = "wxd678efh567hg6787";
 
   private final Clock clock;
@@ -87,9 +89,10 @@ public final class WeChatPaySimulator implements AutoCloseable {
             return t;
           });
 
-  private WeChatPaySimulator(Clock clock) throws IOException {
+  private WeChatPaySimulator(Clock clock, String mchid) throws IOException {
     this.clock = clock;
-    this.book = new TradeBook(MCHID, APPID, clock);
+    this.mchid = mchid;
+    this.book = new TradeBook(mchid, APPID, clock);
     this.sender = new NotificationSender(clock);
     for (Endpoint e : Endpoint.values()) {
       calls.put(e, new AtomicInteger());
@@ -120,8 +123,16 @@ public final class WeChatPaySimulator implements AutoCloseable {
 
   /** As {@link #start()}, with the clock that stamps answers, checks signatures and expiries. */
   public static WeChatPaySimulator start(Clock clock) {
+    return start(clock, MCHID);
+  }
+
+  /**
+   * As {@link #start(Clock)}, as the merchant {@code mchid}: simulators of different merchants, for
+   * tenants that each have their own (WeChat's out_trade_no is unique per merchant).
+   */
+  public static WeChatPaySimulator start(Clock clock, String mchid) {
     try {
-      return new WeChatPaySimulator(clock);
+      return new WeChatPaySimulator(clock, mchid);
     } catch (IOException e) {
       throw new UncheckedIOException("WeChat Pay simulator could not bind a loopback port", e);
     }
@@ -141,7 +152,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   }
 
   public String mchid() {
-    return MCHID;
+    return mchid;
   }
 
   public String appid() {
