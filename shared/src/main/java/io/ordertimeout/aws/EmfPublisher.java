@@ -26,8 +26,12 @@ import org.HdrHistogram.HistogramIterationValue;
  *
  * <p>Each flush publishes what happened since the previous one: counter deltas, the gauges' last
  * values, and the latencies recorded since (as value arrays, from which CloudWatch computes p99).
- * Every metric goes out with two dimension sets: per function, and service-wide (no dimension),
- * which is what the alarms in template.yaml read.
+ * Only the names of {@link MetricNames#PUBLISHED} (what an alarm, the dashboard or an operator's
+ * step reads) are declared as metrics, with one dimension set, service-wide (no dimension), which
+ * is what the alarms and the dashboard read: each is one custom metric, not one per function plus
+ * one. Every other value is written into the same lines as a plain field (the {@code FunctionName}
+ * field says which function), for Logs Insights, and costs no metric; a document that declares
+ * nothing carries no {@code _aws} metadata at all.
  *
  * <p>Close lag and timer backlog are also recorded per tenant ({@link Metrics#recordMillis(String,
  * String, long)}, {@link Metrics#gaugeByTenant}): those go out in documents of their own, with the
@@ -112,7 +116,7 @@ public final class EmfPublisher {
         declare(doc, e.getKey(), "Count");
         doc.put(e.getKey(), e.getValue());
       }
-      out.add(doc.toString());
+      out.add(finish(doc));
     }
     histogramDeltas()
         .forEach(
@@ -129,7 +133,7 @@ public final class EmfPublisher {
                     declare(doc, name, "Count");
                     doc.put(name, value);
                   });
-              out.add(doc.toString());
+              out.add(finish(doc));
             });
     metrics
         .tenantHistograms()
@@ -198,7 +202,7 @@ public final class EmfPublisher {
       declare(doc, name, "Milliseconds");
       ArrayNode values = doc.putArray(name);
       samples.subList(i, Math.min(samples.size(), i + MAX_PER_DOCUMENT)).forEach(values::add);
-      out.add(doc.toString());
+      out.add(finish(doc));
     }
     return out;
   }
@@ -232,8 +236,8 @@ public final class EmfPublisher {
   }
 
   /**
-   * A document's metadata: {@code tenant} null gives the per-function and service-wide sets, a
-   * tenant label the {@code [Tenant]} set alone.
+   * A document's metadata: {@code tenant} null gives the service-wide set (no dimension), a tenant
+   * label the {@code [Tenant]} set alone.
    */
   private static ObjectNode document(String functionName, long timestamp, String tenant) {
     ObjectNode doc = MAPPER.createObjectNode();
@@ -242,7 +246,6 @@ public final class EmfPublisher {
     directive.put("Namespace", MetricNames.NAMESPACE);
     ArrayNode dimensions = directive.putArray("Dimensions");
     if (tenant == null) {
-      dimensions.addArray().add("FunctionName");
       dimensions.addArray();
     } else {
       dimensions.addArray().add(TENANT);
@@ -253,7 +256,19 @@ public final class EmfPublisher {
     return doc;
   }
 
+  /** The document's line; without the EMF metadata when it declares no metric. */
+  private static String finish(ObjectNode doc) {
+    if (doc.get("_aws").get("CloudWatchMetrics").get(0).get("Metrics").isEmpty()) {
+      doc.remove("_aws");
+    }
+    return doc.toString();
+  }
+
+  /** Declares {@code name} as a metric of the document if it is one of the published names. */
   private static void declare(ObjectNode doc, String name, String unit) {
+    if (!MetricNames.PUBLISHED.contains(name)) {
+      return;
+    }
     ArrayNode declared = (ArrayNode) doc.get("_aws").get("CloudWatchMetrics").get(0).get("Metrics");
     declared.addObject().put("Name", name).put("Unit", unit);
   }

@@ -49,5 +49,63 @@ public final class MetricNames {
           STREAM_LAG_MS,
           STREAM_PENDING);
 
+  /** The names template.yaml's dashboard graphs beside the alarmed ones. */
+  public static final Set<String> DASHBOARD =
+      Set.of(
+          "orders_closed_timeout",
+          "orders_closed_cancel",
+          "orders_paid",
+          "orders_prepaid",
+          "payment_duplicates",
+          "payment_notifications_replayed",
+          "paid_after_close_refunds",
+          "paid_after_close_refund_failures",
+          "close_batch_failures",
+          "close_wechat_failures",
+          "compensation_failures",
+          "compensation_flags",
+          "compensation_repairs",
+          "stream_claimed",
+          "stream_consumer_errors",
+          "stream_delivery_failures");
+
+  /**
+   * The names the runbook and the operator's documentation tell an operator to watch: a
+   * notification for a tenant or trade this deployment does not know, a close that could not reach
+   * WeChat or met a refunded trade, an operator's force-close, a compensation pass that ran out of
+   * time, the relay's throughput and failures, a close refused as not due on the database's clock.
+   */
+  public static final Set<String> OPERATOR =
+      Set.of(
+          "payment_notifications_unknown_tenant",
+          "payment_notifications_unbound",
+          "close_trade_unreachable",
+          "close_refunded_trade",
+          "close_not_due",
+          "orders_force_closed",
+          "compensation_skipped",
+          "outbox_relayed",
+          "outbox_relay_failures",
+          "outbox_bridge_entry_failures",
+          "outbox_cancels_redelivered",
+          "outbox_rows_deleted");
+
+  /**
+   * What EmfPublisher declares as CloudWatch metrics (service-wide, no dimension; close lag and the
+   * backlog also per tenant): what an alarm, the dashboard or an operator's step reads. Every other
+   * counter, gauge and latency goes into the same log lines as a plain field, which Logs Insights
+   * queries ({@code stats sum(sweep_shard_errors) by bin(5m)}) at no metric charge.
+   */
+  public static final Set<String> PUBLISHED = union(ALARMED, DASHBOARD, OPERATOR);
+
+  @SafeVarargs
+  private static Set<String> union(Set<String>... sets) {
+    java.util.Set<String> all = new java.util.TreeSet<>();
+    for (Set<String> s : sets) {
+      all.addAll(s);
+    }
+    return Set.copyOf(all);
+  }
+
   private MetricNames() {}
 }

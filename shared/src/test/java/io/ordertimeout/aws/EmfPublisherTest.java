@@ -30,11 +30,34 @@ class EmfPublisherTest {
     JsonNode directive = doc.at("/_aws/CloudWatchMetrics/0");
     assertThat(doc.at("/_aws/Timestamp").asLong()).isEqualTo(NOW);
     assertThat(directive.get("Namespace").asText()).isEqualTo("OrderTimeout");
-    assertThat(directive.get("Dimensions").toString()).isEqualTo("[[\"FunctionName\"],[]]");
+    // service-wide only: the alarms and the dashboard read that series, one metric per name
+    assertThat(directive.get("Dimensions").toString()).isEqualTo("[[]]");
     assertThat(names(directive)).containsExactly("paid_after_close", "timer_backlog");
     assertThat(doc.get("FunctionName").asText()).isEqualTo("otc-sweep");
     assertThat(doc.get("paid_after_close").asLong()).isEqualTo(2);
     assertThat(doc.get("timer_backlog").asLong()).isEqualTo(42);
+  }
+
+  @Test
+  void namesNoAlarmDashboardOrRunbookReadsAreLogFieldsNotMetrics() throws Exception {
+    metrics.count(MetricNames.PAID_AFTER_CLOSE, 1);
+    metrics.count("sweep_shard_errors", 3);
+    metrics.recordMillis("compensation_duration_ms", 40);
+    metrics.count("stream_acked", 9);
+
+    publisher.flush("otc-sweep");
+
+    // counters and gauges share one document: the published one declared, the others plain fields
+    JsonNode scalars = JSON.readTree(lines.get(0));
+    assertThat(names(scalars.at("/_aws/CloudWatchMetrics/0"))).containsExactly("paid_after_close");
+    assertThat(scalars.get("sweep_shard_errors").asLong()).isEqualTo(3);
+    assertThat(scalars.get("stream_acked").asLong()).isEqualTo(9);
+    // a document that declares nothing is a plain log line: no EMF metadata, no metric
+    JsonNode latency = JSON.readTree(lines.get(1));
+    assertThat(latency.has("_aws")).isFalse();
+    assertThat(longs(latency.get("compensation_duration_ms"))).containsExactly(40L);
+    assertThat(latency.get("FunctionName").asText()).isEqualTo("otc-sweep");
+    assertThat(lines).hasSize(2);
   }
 
   @Test
@@ -104,15 +127,33 @@ class EmfPublisherTest {
   }
 
   @Test
-  void moreThanOneHundredMetricsSplitTheDirective() throws Exception {
+  void moreThanOneHundredValuesSplitIntoDocumentsOfAtMostOneHundred() throws Exception {
+    metrics.count(MetricNames.DEAD_LETTERS, 1);
     for (int i = 0; i < 130; i++) {
       metrics.count("counter_" + i, i);
     }
     publisher.flush("f");
 
     assertThat(lines).hasSize(2);
-    assertThat(names(JSON.readTree(lines.get(0)).at("/_aws/CloudWatchMetrics/0"))).hasSize(100);
-    assertThat(names(JSON.readTree(lines.get(1)).at("/_aws/CloudWatchMetrics/0"))).hasSize(30);
+    JsonNode first = JSON.readTree(lines.get(0));
+    JsonNode second = JSON.readTree(lines.get(1));
+    assertThat(valueFields(first) + valueFields(second)).isEqualTo(131);
+    assertThat(valueFields(first)).isEqualTo(100);
+    // the one published name is declared where it went; the rest are plain fields
+    JsonNode declaring = first.has("dead_letters") ? first : second;
+    assertThat(names(declaring.at("/_aws/CloudWatchMetrics/0"))).containsExactly("dead_letters");
+    assertThat((first.has("dead_letters") ? second : first).has("_aws")).isFalse();
+  }
+
+  private static int valueFields(JsonNode doc) {
+    int n = 0;
+    for (var it = doc.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!f.equals("_aws") && !f.equals("FunctionName")) {
+        n++;
+      }
+    }
+    return n;
   }
 
   @Test

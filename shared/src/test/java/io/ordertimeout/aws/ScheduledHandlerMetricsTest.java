@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.amazonaws.services.lambda.runtime.Context;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -41,7 +42,7 @@ class ScheduledHandlerMetricsTest {
           alive.set(false);
         }
         recordedAt.add(System.currentTimeMillis());
-        metrics.count("sweep_passes", 1);
+        metrics.count(MetricNames.DEAD_LETTERS, 1);
         try {
           Thread.sleep(50);
         } catch (InterruptedException e) {
@@ -70,8 +71,8 @@ class ScheduledHandlerMetricsTest {
     List<Long> stamps = new ArrayList<>();
     for (String line : lines) {
       JsonNode doc = JSON.readTree(line);
-      if (doc.has("sweep_passes")) {
-        flushed += doc.get("sweep_passes").asLong();
+      if (doc.has(MetricNames.DEAD_LETTERS)) {
+        flushed += doc.get(MetricNames.DEAD_LETTERS).asLong();
         stamps.add(doc.at("/_aws/Timestamp").asLong());
       }
     }

@@ -50,9 +50,9 @@ class TenantMetricsTest {
 
     publisher.flush("otc-sweep");
 
-    // the series the alarms read: no dimension (and per function), every tenant's values
+    // the series the alarms read: no dimension, every tenant's values
     JsonNode aggregate = only(MetricNames.CLOSE_LAG_MS, null);
-    assertThat(dimensions(aggregate)).isEqualTo("[[\"FunctionName\"],[]]");
+    assertThat(dimensions(aggregate)).isEqualTo("[[]]");
     assertThat(longs(aggregate.get(MetricNames.CLOSE_LAG_MS))).containsExactly(12L, 14L, 900L);
     assertThat(only(MetricNames.TIMER_BACKLOG, null).get(MetricNames.TIMER_BACKLOG).asLong())
         .isEqualTo(5_003);
