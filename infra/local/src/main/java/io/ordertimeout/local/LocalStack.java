@@ -52,13 +52,23 @@ public final class LocalStack implements AutoCloseable {
    */
   private static final Duration STOP_WAIT = Duration.ofSeconds(10);
 
-  /** Where to listen and how fast the schedules run. */
-  public record Options(Path template, String host, int port, double scheduleScale) {
+  /**
+   * Where to listen, how fast the schedules run and how their firings are jittered within each
+   * period (ScheduleRunner).
+   */
+  public record Options(
+      Path template, String host, int port, double scheduleScale, ScheduleRunner.Jitter jitter) {
     public Options {
       if (!(scheduleScale > 0 && scheduleScale <= 1)) {
         throw new IllegalArgumentException(
             "--schedule-scale must be in (0, 1], was " + scheduleScale);
       }
+      java.util.Objects.requireNonNull(jitter, "jitter");
+    }
+
+    /** Schedules jittered with a random seed, as {@code ./local up} runs them by default. */
+    public Options(Path template, String host, int port, double scheduleScale) {
+      this(template, host, port, scheduleScale, ScheduleRunner.Jitter.random());
     }
   }
 
@@ -80,6 +90,7 @@ public final class LocalStack implements AutoCloseable {
   private final List<String> skipped = new ArrayList<>();
   private final ApiGatewayServer api;
   private final List<ScheduleRunner> schedules;
+  private final ScheduleRunner.Jitter jitter;
 
   private LocalStack(Options options, Map<String, String> environment) {
     this.template = SamTemplate.read(options.template());
@@ -106,7 +117,8 @@ public final class LocalStack implements AutoCloseable {
     api.control(LocalTenants.PATH, tenants::serve);
     // WeChat retries over 24h4m; at 1/100 a lost notification is retried within 15 minutes
     simulator.setRetryScale(0.01);
-    this.schedules = ScheduleRunner.forAll(functions, options.scheduleScale());
+    this.schedules = ScheduleRunner.forAll(functions, options.scheduleScale(), options.jitter());
+    this.jitter = options.jitter();
     schedules.forEach(ScheduleRunner::start);
   }
 
@@ -193,6 +205,11 @@ public final class LocalStack implements AutoCloseable {
     return api.baseUrl();
   }
 
+  /** The schedules' runners, one per ScheduleV2 event of a loaded function. */
+  List<ScheduleRunner> schedules() {
+    return List.copyOf(schedules);
+  }
+
   public Components app() {
     return app;
   }
@@ -238,6 +255,15 @@ public final class LocalStack implements AutoCloseable {
             + " (./local tenant add|list; merchant accounts: "
             + merchants.all().keySet()
             + ")");
+    out.println(
+        jitter.on()
+            ? "  schedules     fire at a random offset within each period, as EventBridge Scheduler"
+                + " may (seed "
+                + jitter.seed()
+                + "; --schedule-seed "
+                + jitter.seed()
+                + " repeats it, --schedule-jitter off fires at each period's start)"
+            : "  schedules     fire at the start of each period (--schedule-jitter off)");
     for (ScheduleRunner s : schedules) {
       out.printf(
           "  schedule      %-24s %s -> every %d ms%s%n",

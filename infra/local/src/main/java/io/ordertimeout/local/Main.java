@@ -69,7 +69,9 @@ public final class Main {
   private static void usage(PrintStream out) {
     out.println("usage: ./local <command> [flags]");
     out.println("  up    [--port 8080] [--host 127.0.0.1] [--schedule-scale 1.0]");
-    out.println("        serve every route and run every schedule of template.yaml until Ctrl-C");
+    out.println("        [--schedule-jitter on|off] [--schedule-seed N]");
+    out.println("        serve every route and run every schedule of template.yaml until Ctrl-C;");
+    out.println("        schedules fire at a seeded random offset within each period, as on AWS");
     out.println("  demo  [--orders 2000] [--timeout 10] [--schedule-scale 1.0] [--seed 42]");
     out.println("        start the stack, run the scripted scenario over HTTP, print the report");
     out.println(
@@ -149,7 +151,31 @@ public final class Main {
         templatePath(),
         flags.value("host", "127.0.0.1"),
         flags.intValue("port", defaultPort),
-        Double.parseDouble(flags.value("schedule-scale", "1.0")));
+        Double.parseDouble(flags.value("schedule-scale", "1.0")),
+        jitter(flags));
+  }
+
+  /**
+   * {@code --schedule-jitter on|off} (on by default) and {@code --schedule-seed N} (random by
+   * default; printed at start, so a run can be repeated).
+   */
+  static ScheduleRunner.Jitter jitter(Flags flags) {
+    String mode = flags.value("schedule-jitter", "on");
+    if (mode.equals("off")) {
+      return ScheduleRunner.Jitter.off();
+    }
+    if (!mode.equals("on")) {
+      throw new IllegalArgumentException("--schedule-jitter must be on or off, was " + mode);
+    }
+    String seed = flags.value("schedule-seed", null);
+    if (seed == null) {
+      return ScheduleRunner.Jitter.random();
+    }
+    try {
+      return new ScheduleRunner.Jitter(true, Long.parseLong(seed));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--schedule-seed must be a whole number, was " + seed);
+    }
   }
 
   /** template.yaml: -Dotc.template, else the first one found walking up from the working dir. */

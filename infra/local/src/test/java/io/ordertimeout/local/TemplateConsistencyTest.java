@@ -386,7 +386,10 @@ class TemplateConsistencyTest {
     for (SamTemplate.Function f : template.functions()) {
       if (loadable(f)) {
         runners.addAll(
-            ScheduleRunner.forAll(List.of(LocalFunction.load(f, stack.app()).orElseThrow()), 1.0));
+            ScheduleRunner.forAll(
+                List.of(LocalFunction.load(f, stack.app()).orElseThrow()),
+                1.0,
+                ScheduleRunner.Jitter.off()));
       }
     }
     assertThat(runners).isNotEmpty();

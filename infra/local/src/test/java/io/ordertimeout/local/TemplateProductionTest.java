@@ -76,6 +76,88 @@ class TemplateProductionTest {
         .doesNotContain("is dropped (no retry)");
   }
 
+  /**
+   * EventBridge Scheduler's precision is a minute: two runs of {@code rate(1 minute)} may start up
+   * to two periods less a second apart. A sweep (or consumer) run keeps working until its successor
+   * joins, so its working time, the Timeout less what it keeps back (the margin, and for the sweep
+   * one pass's WeChat step), must cover that gap: otherwise shards go unswept and cancels unread
+   * until the next run, with no alarm. The configuration read is the one the function reads.
+   */
+  @Test
+  void aLoopRunOutlastsTheLongestGapBetweenTwoScheduledStarts() {
+    for (String id : List.of("TimeoutSweepFunction", "StreamConsumerFunction")) {
+      SamTemplate.Function f = SAM.function(id).orElseThrow();
+      Map<String, String> env = new HashMap<>();
+      env.put("OTC_MYSQL_URL", "jdbc:mysql://db.internal:3306/otc");
+      env.put("OTC_REDIS_URI", "redis://cache.internal:6379");
+      f.environment().entrySet().stream()
+          .filter(v -> v.getKey().endsWith("_MS") && v.getValue().matches("\\d+"))
+          .forEach(v -> env.put(v.getKey(), v.getValue()));
+      io.ordertimeout.config.OtcConfig config =
+          io.ordertimeout.config.OtcConfig.fromEnvironment(env);
+      long timeoutMs = f.timeoutSeconds() * 1_000L;
+      assertThat(config.waits().functionTimeout().toMillis())
+          .as("%s OTC_FUNCTION_TIMEOUT_MS is its Timeout", id)
+          .isEqualTo(timeoutMs);
+      long keptBack =
+          config.invocationMargin().toMillis()
+              + (id.equals("TimeoutSweepFunction") ? config.waits().weChatStep().toMillis() : 0);
+      long periodMs = f.schedules().get(0).rate().toMillis();
+      long worstGapMs = 2 * periodMs - 1_000;
+      assertThat(timeoutMs - keptBack)
+          .as(
+              "%s works %d ms of its %d ms; two starts may be %d ms apart",
+              id, timeoutMs - keptBack, timeoutMs, worstGapMs)
+          .isGreaterThanOrEqualTo(worstGapMs);
+    }
+  }
+
+  /**
+   * The custom metrics are what is read: every OrderTimeout name an alarm or the dashboard reads is
+   * published (declared in EMF), every published name is recorded by the code (a literal of a
+   * metrics call, or a MetricNames constant), and every name published for an operator is named in
+   * the README. So the series count stays at what serves an alarm, a graph or a runbook step.
+   */
+  @Test
+  void publishedMetricsAreExactlyWhatAnAlarmTheDashboardOrAnOperatorReads() throws IOException {
+    String template = Files.readString(ROOT.resolve("template.yaml"));
+    Set<String> read = new TreeSet<>();
+    Matcher dashboard = Pattern.compile("\\[\"OrderTimeout\", \"([a-z_0-9]+)\"").matcher(template);
+    while (dashboard.find()) {
+      read.add(dashboard.group(1));
+    }
+    for (JsonNode alarm : alarms()) {
+      if (alarm.at("/Properties/Namespace").asText().equals("OrderTimeout")) {
+        read.add(alarm.at("/Properties/MetricName").asText());
+      }
+    }
+    assertThat(read).hasSizeGreaterThan(20);
+    assertThat(MetricNames.PUBLISHED).containsAll(read);
+    assertThat(MetricNames.DASHBOARD)
+        .as("a dashboard name the dashboard no longer graphs")
+        .allMatch(read::contains);
+
+    StringBuilder code = new StringBuilder();
+    for (String module : List.of("shared", "functions")) {
+      try (Stream<Path> files = Files.walk(ROOT.resolve(module))) {
+        for (Path f :
+            files
+                .filter(p -> p.toString().endsWith(".java"))
+                .filter(p -> p.toString().contains("src" + File.separator + "main"))
+                .toList()) {
+          code.append(Files.readString(f));
+        }
+      }
+    }
+    assertThat(MetricNames.PUBLISHED)
+        .as("published names the code records")
+        .allMatch(n -> code.indexOf("\"" + n + "\"") >= 0);
+    String readme = Files.readString(ROOT.resolve("README.md"));
+    assertThat(MetricNames.OPERATOR)
+        .as("operator metrics the README names")
+        .allMatch(n -> readme.contains("`" + n + "`"));
+  }
+
   @Test
   void droppedRunsAndSchedulerFailuresRaiseAlarms() {
     for (SamTemplate.Function f : scheduledFunctions()) {
