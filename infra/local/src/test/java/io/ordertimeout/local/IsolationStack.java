@@ -67,7 +67,12 @@ final class IsolationStack implements AutoCloseable {
     return json.append('}').toString();
   }
 
-  /** One simulator per tenant, in TENANTS order, each its own merchant (its own mchid). */
+  /**
+   * The tenants' merchants, in TENANTS order: by default each tenant its own simulator and merchant
+   * (its own mchid); {@link #shared()} one merchant and one credential for every tenant, what
+   * {@code ./local tenant add} gives each local tenant and what a single-merchant secret gives on
+   * AWS.
+   */
   static final class Merchants implements AutoCloseable {
     final Map<String, WeChatPaySimulator> byTenant = new LinkedHashMap<>();
 
@@ -78,13 +83,22 @@ final class IsolationStack implements AutoCloseable {
       }
     }
 
+    private Merchants(WeChatPaySimulator one) {
+      TENANTS.forEach(t -> byTenant.put(t, one));
+    }
+
+    /** Every tenant on one merchant, with the same keys. */
+    static Merchants shared() {
+      return new Merchants(WeChatPaySimulator.start(Clock.systemUTC(), "1900000001"));
+    }
+
     WeChatPaySimulator of(String tenant) {
       return byTenant.get(tenant);
     }
 
     @Override
     public void close() {
-      byTenant.values().forEach(WeChatPaySimulator::close);
+      byTenant.values().stream().distinct().forEach(WeChatPaySimulator::close);
     }
   }
 
