@@ -23,16 +23,57 @@ public final class ForceClose {
   private final OrderCloser closer;
   private final AdminActions actions;
   private final Metrics metrics;
+  private final TradeDisowning disowning;
 
-  public ForceClose(OrderStore orders, OrderCloser closer, AdminActions actions, Metrics metrics) {
+  public ForceClose(
+      OrderStore orders,
+      OrderCloser closer,
+      AdminActions actions,
+      Metrics metrics,
+      TradeDisowning disowning) {
     this.orders = orders;
     this.closer = closer;
     this.actions = actions;
     this.metrics = metrics;
+    this.disowning = disowning;
   }
 
   public Map<String, Object> close(
       String tenantId, String orderId, String reason, String operator) {
+    requireReason(orderId, reason);
+    return closeNow(tenantId, orderId, reason, operator);
+  }
+
+  /**
+   * As {@link #close}, for an order whose WeChat trade the close path cannot reach (the operator
+   * checked in the merchant platform that the trade is not this order's): first disowns the trade
+   * ({@link TradeDisowning}), recorded as an admin action of its own, then closes without asking
+   * WeChat. 409 TRADE_REACHABLE when the close path can reach the trade: force-close it plainly.
+   */
+  public Map<String, Object> closeDisowningTrade(
+      String tenantId, String orderId, String reason, String operator) {
+    requireReason(orderId, reason);
+    TradeDisowning.Outcome outcome = disowning.disown(tenantId, orderId);
+    switch (outcome) {
+      case REACHABLE ->
+          throw AdminRefusal.conflict(
+              "TRADE_REACHABLE",
+              "the WeChat trade of order "
+                  + orderId
+                  + " is reachable: force-close it without disownTrade, which asks WeChat");
+      case NOT_FOUND ->
+          throw AdminRefusal.notFound("tenant " + tenantId + " has no order " + orderId);
+      case DISOWNED ->
+          actions.record(
+              "disown-trade", tenantId, orderId, operator, reason, Map.of("outcome", "DISOWNED"));
+      case NOT_UNPAID -> {
+        // PAID is refused and CLOSED answered as it is, below
+      }
+    }
+    return closeNow(tenantId, orderId, reason, operator);
+  }
+
+  private static void requireReason(String orderId, String reason) {
     OrderIds.require(orderId);
     if (reason == null || reason.isBlank()) {
       throw AdminRefusal.badRequest(
@@ -43,6 +84,10 @@ public final class ForceClose {
           "REASON_TOO_LONG",
           "reason is " + reason.length() + " characters; at most " + AdminActions.MAX_REASON);
     }
+  }
+
+  private Map<String, Object> closeNow(
+      String tenantId, String orderId, String reason, String operator) {
     Order order =
         orders
             .find(tenantId, orderId)

@@ -89,8 +89,7 @@ public final class AdminRoutes {
       case "POST /admin/dead-letters/redrive" -> redrive(r, operator);
       case "GET /admin/orders/{id}" ->
           ops.stories().of(tenant(r, operator), r.path("id"), "true".equals(r.query("wechat")));
-      case "POST /admin/orders/{id}/force-close" ->
-          ops.forceClose().close(tenant(r, operator), r.path("id"), r.bodyText("reason"), operator);
+      case "POST /admin/orders/{id}/force-close" -> forceClose(r, operator);
       case "GET /admin/pauses" -> {
         access.requireAll(operator, "the pauses");
         yield ops.pauses().state();
@@ -111,6 +110,24 @@ public final class AdminRoutes {
           throw new AdminRefusal(
               AdminRefusal.Kind.NOT_FOUND, "ROUTE_NOT_FOUND", "no admin route " + r.routeKey);
     };
+  }
+
+  /**
+   * {"reason": ..., "disownTrade": true|false}: disowning a trade (TradeDisowning) decides between
+   * two tenants' orders of one WeChat trade, so it is for "*" operators only.
+   */
+  private Map<String, Object> forceClose(Request r, String operator) {
+    String tenant = tenant(r, operator);
+    JsonNode disown = r.body().get("disownTrade");
+    if (disown != null && !disown.isBoolean()) {
+      throw AdminRefusal.badRequest("INVALID_DISOWN", "\"disownTrade\" must be true or false");
+    }
+    if (disown != null && disown.booleanValue()) {
+      access.requireAll(operator, "disowning a WeChat trade");
+      return ops.forceClose()
+          .closeDisowningTrade(tenant, r.path("id"), r.bodyText("reason"), operator);
+    }
+    return ops.forceClose().close(tenant, r.path("id"), r.bodyText("reason"), operator);
   }
 
   /**

@@ -7,6 +7,7 @@ import io.ordertimeout.admin.DeadLetterAdmin;
 import io.ordertimeout.admin.ForceClose;
 import io.ordertimeout.admin.OrderStory;
 import io.ordertimeout.admin.Pauses;
+import io.ordertimeout.admin.TradeDisowning;
 import io.ordertimeout.aws.ConfigLoader;
 import io.ordertimeout.aws.SecretsMerchantDirectory;
 import io.ordertimeout.aws.SnapStartHooks;
@@ -496,7 +497,8 @@ public final class Components implements AutoCloseable {
     return new AdminOps(
         letters,
         new OrderStory(tx, redis.sync(), timers, stream, letters, gateway),
-        new ForceClose(orders, closer, actions, metrics),
+        new ForceClose(
+            orders, closer, actions, metrics, new TradeDisowning(tx, payments.bindings(), gateway)),
         pauses,
         compensationJob(settings),
         actions,

@@ -3,6 +3,8 @@ package io.ordertimeout.tenancy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ordertimeout.admin.AdminRefusal;
+import io.ordertimeout.admin.ForceClose;
 import io.ordertimeout.close.CloseResult;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
@@ -381,6 +383,63 @@ class SharedMerchantTradesTest {
         .containsExactly(A + "|PAID|", B + "|UNPAID|");
     assertThat(cancel(B).closed()).extracting(ClosedOrder::orderId).containsExactly(ID);
     assertThat(wechat.trade(digest(B, ID)).orElseThrow().state()).isEqualTo(TradeState.CLOSED);
+  }
+
+  /**
+   * The operator's way out of a shared trade: checked in the merchant platform, the trade is A's,
+   * so B's order disowns it. B then closes without a WeChat call, releasing its stock, and A's
+   * order, the number's only holder now, is reachable again: its payment applies.
+   */
+  @Test
+  void anOperatorDisownsASharedTradeForTheOrderItIsNotAndBothOrdersEndRight() {
+    place(A);
+    prepay(A);
+    asBeforeBindings(A);
+    place(B);
+    stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE tenant_id = ?", B);
+    stack.update(
+        "INSERT INTO wechat_trades (tenant_id, order_id, mchid, out_trade_no) VALUES (?,?,NULL,?)",
+        B,
+        ID,
+        ID);
+    assertThat(cancel(B).failed()).containsExactly(ID);
+    int calls = wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE);
+    ForceClose forceClose = stack.app().adminOps(CompensationSettings.defaults()).forceClose();
+
+    Map<String, Object> answer =
+        forceClose.closeDisowningTrade(B, ID, "trade is shop-a's (merchant platform)", "ops");
+
+    assertThat(answer).containsEntry("outcome", "CLOSED").containsEntry("closeReason", "OPERATOR");
+    assertThat(wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE))
+        .isEqualTo(calls);
+    assertThat(rowsOf(B)).contains("order|CLOSED|null|0|null|", "stock|sku-1|10|0|0|");
+    assertThat(stack.count("SELECT COUNT(*) FROM wechat_trades WHERE tenant_id = ?", B)).isZero();
+    assertThat(
+            stack.dump("SELECT action, tenant_id, subject FROM admin_actions ORDER BY action_id"))
+        .containsExactly("disown-trade|" + B + "|" + ID + "|", "force-close|" + B + "|" + ID + "|");
+    // A's trade is A's alone again
+    String paidBy = wechat.pay(ID).transactionId();
+    assertThat(notify(A, wechat.notification(ID).build()))
+        .isEqualTo(NotificationService.Result.APPLIED);
+    assertThat(rowsOf(A)).contains("order|PAID|" + paidBy + "|1|null|");
+  }
+
+  /** A trade the close path reaches is never disowned: the plain force-close asks WeChat. */
+  @Test
+  void disowningAReachableTradeIsRefusedAndChangesNothing() {
+    place(A);
+    prepay(A);
+    List<String> before = rowsOf(A);
+    ForceClose forceClose = stack.app().adminOps(CompensationSettings.defaults()).forceClose();
+
+    assertThatThrownBy(() -> forceClose.closeDisowningTrade(A, ID, "mistaken", "ops"))
+        .isInstanceOf(AdminRefusal.class)
+        .hasMessageContaining("reachable");
+
+    assertThat(rowsOf(A)).isEqualTo(before);
+    assertThat(outTradeNoOf(A)).isEqualTo(ID);
+    assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();
+    assertThat(wechat.trade(ID).orElseThrow().state()).isEqualTo(TradeState.NOTPAY);
   }
 
   /**

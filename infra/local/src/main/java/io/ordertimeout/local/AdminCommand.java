@@ -38,7 +38,7 @@ final class AdminCommand {
 
   private static final Set<String> VALUE_FLAGS =
       Set.of("api", "region", "profile", "status", "tenant", "order", "type", "limit", "reason");
-  private static final Set<String> SWITCHES = Set.of("all", "filter", "wechat");
+  private static final Set<String> SWITCHES = Set.of("all", "filter", "wechat", "disown-trade");
   private static final Set<String> TRANSPORT = Set.of("api", "region", "profile");
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
@@ -69,8 +69,9 @@ final class AdminCommand {
     OPS.put(
         "force-close",
         new Op(
-            "force-close <orderId> [--tenant T] --reason TEXT",
-            "close now through the close path"));
+            "force-close <orderId> [--tenant T] --reason TEXT [--disown-trade]",
+            "close now through the close path (--disown-trade: its WeChat trade, which the"
+                + " close path cannot reach, is another order's)"));
     OPS.put("pauses", new Op("pauses", "which jobs are paused, by whom, why"));
     OPS.put(
         "pause",
@@ -209,9 +210,12 @@ final class AdminCommand {
             null);
       }
       case "force-close" -> {
-        args.allow("tenant", "reason");
+        args.allow("tenant", "reason", "disown-trade");
         String id = args.expect(1).get(0);
         ObjectNode body = JSON.createObjectNode().put("reason", args.required("reason"));
+        if (args.flags().containsKey("disown-trade")) {
+          body.put("disownTrade", true);
+        }
         yield new Call(
             "POST",
             "/admin/orders/"

@@ -198,10 +198,17 @@ class AdminHandlerTest {
     APIGatewayV2HTTPResponse foreign = call(asShopA(forceClose("shop-b")));
     APIGatewayV2HTTPResponse foreignStory = call(asShopA(story("shop-b")));
     APIGatewayV2HTTPResponse defaultTenant = call(asShopA(event("admin-force-close.json")));
+    // disowning a trade decides between two tenants' orders: "*" only, even for its own tenant
+    APIGatewayV2HTTPEvent disown = asShopA(forceClose("shop-a"));
+    disown.setBody("{\"reason\":\"the trade is shop-b's\",\"disownTrade\":true}");
+    APIGatewayV2HTTPEvent badDisown = forceClose("shop-a");
+    badDisown.setBody("{\"reason\":\"r\",\"disownTrade\":\"yes\"}");
 
     assertRefused(foreign, 403, "ADMIN_NOT_ALLOWED");
     assertRefused(foreignStory, 403, "ADMIN_NOT_ALLOWED");
     assertRefused(defaultTenant, 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(call(disown), 403, "ADMIN_NOT_ALLOWED");
+    assertRefused(call(badDisown), 400, "INVALID_DISOWN");
     assertThat(stack.databaseState()).isEqualTo(rows);
     assertThat(stack.redisState()).isEqualTo(keys);
     assertThat(stack.count("SELECT COUNT(*) FROM admin_actions")).isZero();
