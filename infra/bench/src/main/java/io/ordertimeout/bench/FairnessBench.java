@@ -184,7 +184,7 @@ public final class FairnessBench {
     env.put("OTC_REDIS_URI", servers.redisUri());
     env.put("OTC_KEY_PREFIX", servers.newKeyPrefix("bench-fair"));
     // the sweep function's Timeout (template.yaml); the margin stays OtcConfig's default (19 s)
-    env.put("OTC_FUNCTION_TIMEOUT_MS", "100000");
+    env.put("OTC_FUNCTION_TIMEOUT_MS", "150000");
     env.put("OTC_MIGRATE_ON_START", "true");
     return OtcConfig.fromEnvironment(env);
   }

@@ -187,7 +187,7 @@ public final class FootprintBench {
         new Components(io.ordertimeout.config.OtcConfig.fromEnvironment(parentEnv))) {
       BenchSeeder.seed(app.dataSource(), list);
       // the template's function Timeout: the child's invocations last what they last on Lambda
-      long timeoutMs = function.equals("sweep") ? 100_000 : 85_000;
+      long timeoutMs = function.equals("sweep") ? 150_000 : 140_000;
       env.put("OTC_FUNCTION_TIMEOUT_MS", Long.toString(timeoutMs));
       Path log = Files.createTempFile("footprint-" + function + "-" + memoryMb + "-", ".log");
       double loadBefore = ProcStats.loadAverage();

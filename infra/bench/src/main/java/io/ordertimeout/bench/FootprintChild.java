@@ -149,7 +149,10 @@ public final class FootprintChild {
   }
 
   /** The Lambda context of one invocation: only the remaining time and the ids are read. */
-  private static Context context(String function, long deadlineMillis) {
+  /**
+   * A Lambda context of one invocation of {@code function}, its time running out at the deadline.
+   */
+  static Context context(String function, long deadlineMillis) {
     String requestId = UUID.randomUUID().toString();
     return new Context() {
       @Override

@@ -129,7 +129,7 @@ public final class ScaleOutBench {
     env.put("OTC_TIMER_SHARDS", Integer.toString(s.shards()));
     env.put("OTC_KEY_PREFIX", servers.newKeyPrefix("scale"));
     // the sweep function's Timeout (template.yaml), as FairnessBench
-    env.put("OTC_FUNCTION_TIMEOUT_MS", "100000");
+    env.put("OTC_FUNCTION_TIMEOUT_MS", "150000");
     return env;
   }
 
