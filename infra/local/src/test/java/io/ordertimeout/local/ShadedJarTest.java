@@ -102,6 +102,9 @@ class ShadedJarTest {
 
   private static final String DB_SECRET =
       "arn:aws:secretsmanager:ap-southeast-1:123456789012:secret:otc-db";
+  private static final String PROBE_ROLE = "arn:aws:iam::123456789012:role/otc-pre-traffic-hook";
+  private static final String WECHAT_SECRET =
+      "arn:aws:secretsmanager:ap-southeast-1:123456789012:secret:otc-wechat";
   private static final String ORDER_ID = "wx20261130000001";
   private static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
   private static final long SCHEDULED_REMAINING_MS = 15_000;
@@ -182,7 +185,12 @@ class ShadedJarTest {
       String user = dbUser(stack);
       secrets.put(DB_SECRET, "{\"username\":\"" + user + "\",\"password\":\"jar-pass\"}");
       String prefix = stack.app().config().keyPrefix();
-      JsonNode samples = TemplateProductionTest.hookSamples();
+      // as the hook sends them: the samples' caller PROBE_PRINCIPAL is the hook's role
+      JsonNode samples =
+          JSON.readTree(
+              TemplateProductionTest.hookSamples()
+                  .toString()
+                  .replace("\"PROBE_PRINCIPAL\"", "\"" + PROBE_ROLE + "\""));
 
       // admin: migrations at init on an empty schema, then the hook's samples
       String empty = servers.createSchema("shaded-admin");
@@ -376,6 +384,9 @@ class ShadedJarTest {
     env.remove("OTC_WECHAT_SECRET_ARN");
     env.remove("OTC_TENANT_PRINCIPALS");
     env.remove("OTC_EVENT_BUS_NAME");
+    env.remove("OTC_ADMIN_PRINCIPALS");
+    env.remove("OTC_REDIS_SECRET_ARN");
+    env.put("OTC_PROBE_PRINCIPAL", PROBE_ROLE);
     env.put("OTC_REDIS_URI", servers.redisUri());
     env.put("OTC_REDIS_CLUSTER", "false");
     env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
@@ -387,18 +398,28 @@ class ShadedJarTest {
     env.put("OTC_DEFAULT_TIMEOUT_SECONDS", Long.toString(ORDER_TIMEOUT_SECONDS));
     env.put("OTC_INVOCATION_MARGIN_MS", "2000");
     env.put("OTC_EVENTBRIDGE_ENDPOINT", awsEndpoint());
-    // the merchant from the environment: the secret's shape has no base URL for the simulator
-    env.put("OTC_WECHAT_MCHID", wechat.mchid());
-    env.put("OTC_WECHAT_APPID", wechat.appid());
-    env.put("OTC_WECHAT_MERCHANT_SERIAL", wechat.merchantSerialNumber());
-    env.put("OTC_WECHAT_PRIVATE_KEY", wechat.merchantPrivateKeyPem().replace("\n", "\\n"));
-    env.put("OTC_WECHAT_APIV3_KEY", wechat.apiV3Key());
-    env.put("OTC_WECHAT_PUBLIC_KEY_ID", wechat.platformPublicKeyId());
-    env.put("OTC_WECHAT_PUBLIC_KEY", wechat.platformPublicKeyPem().replace("\n", "\\n"));
-    env.put("OTC_WECHAT_NOTIFY_URL", "https://mall.example.com/wechatpay/notify");
+    // the merchant keys from Secrets Manager, as on Lambda (plain keys fail init there); the
+    // simulator's address is not a secret: the environment's base URL override points at it
+    synchronized (secrets) {
+      secrets.put(
+          WECHAT_SECRET,
+          JSON.createObjectNode()
+              .put("mchid", wechat.mchid())
+              .put("appid", wechat.appid())
+              .put("merchantSerialNumber", wechat.merchantSerialNumber())
+              .put("privateKey", wechat.merchantPrivateKeyPem())
+              .put("apiV3Key", wechat.apiV3Key())
+              .put("wechatPayPublicKeyId", wechat.platformPublicKeyId())
+              .put("wechatPayPublicKey", wechat.platformPublicKeyPem())
+              .put("notifyUrl", "https://mall.example.com/wechatpay/notify")
+              .toString());
+    }
+    env.put("OTC_WECHAT_SECRET_ARN", WECHAT_SECRET);
     env.put("OTC_WECHAT_BASE_URL", wechat.baseUrl().toString());
-    // Lambda's own, and the SDK pointed at the stand-in (no instance metadata lookups)
-    env.put("AWS_LAMBDA_FUNCTION_NAME", logicalId);
+    // The SDK pointed at the stand-in (no instance metadata lookups). Not AWS_LAMBDA_FUNCTION_NAME:
+    // with it init demands a TLS-verified JDBC URL, which the embedded MariaDB (no TLS) cannot
+    // give; the Lambda-only checks have their own tests (JdbcTransportTest,
+    // PlainSecretsOnLambdaTest)
     env.put("AWS_REGION", "ap-southeast-1");
     env.put("AWS_ACCESS_KEY_ID", "AKIDSHADEDJARTEST");
     env.put("AWS_SECRET_ACCESS_KEY", "shaded-jar-test");
