@@ -36,8 +36,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The close use case (DESIGN.md section 5), shared by the sweep, the stream consumer and
- * compensation.
+ * The close use case (docs/concepts/design.md, the close path), shared by the sweep, the stream
+ * consumer and compensation.
  *
  * <p>One MySQL transaction per batch: lock the order rows, conditional UPDATE to CLOSED
  * (re-checking {@code expire_at <= NOW(3)} for timeouts), RELEASE ledger rows, one stock UPDATE per
@@ -61,9 +61,9 @@ import org.slf4j.LoggerFactory;
  * <p>Row locks follow the one lock order of package {@code io.ordertimeout.mysql}: order rows by
  * id, their RELEASE rows, coupons by id, stock by SKU last.
  *
- * <p>Over 300 lines: the close algorithm of DESIGN.md in one transaction (lock, classify, mark,
- * release ledger, coupons, stock, in the lock order); spreading the steps over classes would hide
- * that order.
+ * <p>Over 300 lines: the close algorithm of docs/concepts/design.md in one transaction (lock,
+ * classify, mark, release ledger, coupons, stock, in the lock order); spreading the steps over
+ * classes would hide that order.
  */
 public final class OrderCloser {
   private static final Logger log = LoggerFactory.getLogger(OrderCloser.class);

@@ -27,8 +27,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Step 2 of the close path (DESIGN.md section 5) for orders that were prepaid: ask WeChat what
- * happened to the trade, and close it there before the database closes the order.
+ * Step 2 of the close path (docs/concepts/design.md, the close path) for orders that were prepaid:
+ * ask WeChat what happened to the trade, and close it there before the database closes the order.
  *
  * <p>Calls run on a bounded pool (its size is the concurrency limit towards WeChat) and the whole
  * step waits at most {@code stepTimeout}: the SDK's own connect/read timeouts bound each call, and

@@ -25,7 +25,7 @@ import java.util.TreeMap;
 
 /**
  * Category d: each recent order against its snapshot and its ledger, and every SKU against the
- * stock invariants (DESIGN.md section 3, 1-3).
+ * stock invariants (docs/concepts/design.md, invariants 1-3).
  *
  * <p>One repair only is treated as certain: a CLOSED order whose RESERVE rows match its items, with
  * no SELL, that lacks its RELEASE row for a SKU whose {@code reserved} exceeds the UNPAID orders'

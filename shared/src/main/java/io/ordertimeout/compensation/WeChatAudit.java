@@ -26,8 +26,8 @@ import java.util.Map;
 /**
  * Category e: WeChat's word on prepaid orders. A trade WeChat reports paid takes the paid path
  * (PaymentService), which makes an UNPAID order PAID and records and refunds a CLOSED one
- * (paid-after-close, DESIGN.md invariant 6). Pending paid-after-close refunds are retried. Without
- * a payment gateway the category does nothing: no order was ever prepaid.
+ * (paid-after-close, docs/concepts/design.md, invariant 6). Pending paid-after-close refunds are
+ * retried. Without a payment gateway the category does nothing: no order was ever prepaid.
  *
  * <p>WeChat is asked about the trade the order's binding names. An order whose trade cannot be told
  * apart from another tenant's (or whose merchant changed since) is flagged TRADE_UNREACHABLE, never

@@ -99,7 +99,8 @@ public record OtcConfig(
             // Idle poll: the design goal is p99 close lag < 200 ms, so wake at least every 50 ms.
             .sweepPoll(Duration.ofMillis(e.intValue("OTC_SWEEP_POLL_MS", 50)))
             // One schedule starts one run a minute: each run sweeps until the next one has taken
-            // its shards (README "Sweep runs and their hand-over"). More schedules or processes
+            // its shards (docs/concepts/architecture.md, coverage and the hand-over). More
+            // schedules or processes
             // sweeping at once set their count, so that many runs share the shards.
             .sweepRuns(e.intValue("OTC_SWEEP_RUNS", 1))
             // Stop looping this long before Lambda's deadline. The sweep starts a pass only when
@@ -198,7 +199,8 @@ public record OtcConfig(
         // 32 consumer names: more concurrent consumers than that only contend on the same rows.
         e.intValue("OTC_STREAM_CONSUMER_SLOTS", 32),
         // One schedule starts one run a minute: each run reads until the next one has joined
-        // (README "Sweep runs and their hand-over"); more schedules reading at once set their
+        // (docs/concepts/architecture.md, coverage and the hand-over); more schedules reading at
+        // once set their
         // count.
         e.intValue("OTC_STREAM_RUNS", 1));
   }

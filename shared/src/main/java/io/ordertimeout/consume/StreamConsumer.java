@@ -109,9 +109,9 @@ public final class StreamConsumer implements AutoCloseable {
 
   /**
    * Loops until {@code remainingMillis} (Lambda's remaining time) falls under the margin, until
-   * {@code runs} consumer runs started after this one are reading (the hand-over: README "Sweep
-   * runs and their hand-over"), or terminate(). Returns at once when every consumer name is leased
-   * by other invocations.
+   * {@code runs} consumer runs started after this one are reading (the hand-over:
+   * docs/concepts/architecture.md, "Coverage does not depend on when the schedule fires"), or
+   * terminate(). Returns at once when every consumer name is leased by other invocations.
    */
   public ConsumerStats run(LongSupplier remainingMillis) {
     long started = System.nanoTime();

@@ -160,7 +160,7 @@ public final class Database {
     } catch (ClassNotFoundException e) {
       throw new IllegalStateException(
           "invalid configuration: OTC_MIGRATE_ON_START=true, but this function's jar carries no"
-              + " Flyway; set it on the admin function, whose jar does (README, \"Deploying to"
+              + " Flyway; set it on the admin function, whose jar does (docs/operations/deploy.md, \"Deploying to"
               + " AWS\")",
           e);
     }

@@ -66,7 +66,7 @@ public final class DbTime {
     return rs.getObject(column, LocalDateTime.class);
   }
 
-  /** The database's clock, the one that decides deadlines (DESIGN.md section 7). */
+  /** The database's clock, the one that decides deadlines (docs/concepts/design.md, clocks). */
   public static Instant now(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT NOW(3) AS now");
         ResultSet rs = ps.executeQuery()) {

@@ -19,7 +19,7 @@ import org.slf4j.MDC;
  * One invocation's relay: a loop per destination, {@code until done: one pass; wait if idle}, each
  * on a thread of its own, plus one bounded retention run and the lag metrics. It runs beside the
  * stream consumer's loop in the stream-consumer function ({@link #alongside}), which is the relay's
- * schedule (README, "Events": why there and not in a function of its own).
+ * schedule (docs/concepts/events.md: why there and not in a function of its own).
  *
  * <p>Why a loop per destination: the stream is the only path of a user's cancel to the closers, and
  * EventBridge can be slow for minutes (a brownout: every PutEvents timing out after its retries).

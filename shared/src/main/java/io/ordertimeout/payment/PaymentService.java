@@ -22,7 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The paid path (DESIGN.md section 6), shared by the payment notification and the close path.
+ * The paid path (docs/concepts/design.md, the paid path), shared by the payment notification and
+ * the close path.
  *
  * <p>One transaction: lock the order, check it against the trade, then UNPAID -> PAID with its SELL
  * ledger rows, the coupon USED and reserved stock moved to sold (one UPDATE per SKU, last: the lock

@@ -167,7 +167,7 @@ public final class PlaceOrderService {
             OrderRejected.Code.UNKNOWN_TENANT,
             "tenant "
                 + cmd.tenantId()
-                + " is not onboarded (no row in tenants; see README, Onboarding a tenant)");
+                + " is not onboarded (no row in tenants; see docs/operations/onboarding.md)");
       }
       throw new DuplicateOrder(cmd.orderId(), e);
     }

@@ -2,7 +2,8 @@ package io.ordertimeout.redis;
 
 /**
  * The clock that decides when a timer is due. In production it is Redis TIME, one clock for every
- * worker whatever its host's clock says (DESIGN.md section 7); tests wrap it to inject skew.
+ * worker whatever its host's clock says (docs/concepts/design.md, clocks); tests wrap it to inject
+ * skew.
  */
 @FunctionalInterface
 public interface TimeSource {

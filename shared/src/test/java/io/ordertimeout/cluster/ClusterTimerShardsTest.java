@@ -15,7 +15,7 @@ import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-/** DESIGN.md section 8: timer shards spread over the cluster's slots and masters. */
+/** docs/concepts/design.md, scale-out: timer shards spread over the cluster's slots and masters. */
 class ClusterTimerShardsTest {
   private final EmbeddedRedisCluster cluster = ClusterFixture.shared();
   private TestStack stack;

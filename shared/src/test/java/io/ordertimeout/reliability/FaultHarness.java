@@ -165,7 +165,10 @@ final class FaultHarness implements AutoCloseable {
       return workload.invariantViolations();
     }
 
-    /** Every breach of DESIGN.md section 3 the run ended with (lost orders are counted apart). */
+    /**
+     * Every breach of docs/concepts/design.md, invariants the run ended with (lost orders are
+     * counted apart).
+     */
     int violations() {
       return workload.invariantViolations().size()
           + workload.wrongFinalStates().size()

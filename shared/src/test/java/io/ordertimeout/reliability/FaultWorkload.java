@@ -145,9 +145,9 @@ final class FaultWorkload {
   /**
    * What a fault scenario ended with, for its test to assert that every order is in its right final
    * state (paid ones PAID, cancelled ones CLOSED USER_CANCEL, abandoned ones CLOSED TIMEOUT) and
-   * not closed before its deadline, and DESIGN.md section 3's invariants hold: {@code lost} are
-   * orders still UNPAID (all are due, paid or cancelled by then), {@code wrongFinalStates} those
-   * final in the wrong state.
+   * not closed before its deadline, and the invariants of docs/concepts/design.md hold: {@code
+   * lost} are orders still UNPAID (all are due, paid or cancelled by then), {@code
+   * wrongFinalStates} those final in the wrong state.
    */
   record Outcome(
       List<String> lost,

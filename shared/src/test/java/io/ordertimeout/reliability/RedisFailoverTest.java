@@ -35,11 +35,11 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * moves to it (the proxy is re-pointed and its connections to the dead node reset).
  *
  * <p>Redis loses the acknowledged but unreplicated writes (timers of orders placed in the lag, the
- * stream entries relayed then). MySQL is the truth (DESIGN.md section 3): one compensation pass,
- * run at the fault's end (every 5 min in template.yaml), re-adds every UNPAID order's missing
- * timer. The test asserts that the fault really lost acknowledged timers, that compensation
- * rescheduled them, that each of those orders ends CLOSED TIMEOUT, and that no order is lost and no
- * invariant broken (a CLOSED order has exactly one RELEASE per item: closed once).
+ * stream entries relayed then). MySQL is the truth (docs/concepts/design.md, invariants): one
+ * compensation pass, run at the fault's end (every 5 min in template.yaml), re-adds every UNPAID
+ * order's missing timer. The test asserts that the fault really lost acknowledged timers, that
+ * compensation rescheduled them, that each of those orders ends CLOSED TIMEOUT, and that no order
+ * is lost and no invariant broken (a CLOSED order has exactly one RELEASE per item: closed once).
  *
  * <p>Behind {@code -Dotc.faults.all=true} (about 20 s and a second redis-server).
  */

@@ -44,8 +44,8 @@ final class ReliabilityTable {
     }
   }
 
-  /** The bound of every fault no lease, step or back-off forbids: issue 21's goal. */
-  static final String GOAL_REASON = "issue 21's goal";
+  /** The bound of every fault no lease, step or back-off forbids: the recovery goal (5 s). */
+  static final String GOAL_REASON = "the recovery goal";
 
   private static final List<Row> ROWS = new ArrayList<>();
   private static Long baselineP99;

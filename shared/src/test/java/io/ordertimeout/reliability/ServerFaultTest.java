@@ -246,11 +246,11 @@ class ServerFaultTest {
 
   /**
    * Redis TIME cannot be stepped on a real server (the database side: DbClockStepTest), so the step
-   * is injected where the code reads its due-clock: the stack's TimeSource (Redis TIME, DESIGN.md
-   * section 7) jumps 10 s ahead for 5 s, then back. The closing UPDATE's {@code expire_at <=
-   * NOW(3)} must refuse every early close; timers claimed or rescheduled in the jumped clock come
-   * back 10 s late, so the step's size bounds the recovery, plus the claim lease a close may take
-   * once its timer is due again (the bound was 10 s until a run measured 10.8 s).
+   * is injected where the code reads its due-clock: the stack's TimeSource (Redis TIME,
+   * docs/concepts/design.md section 7) jumps 10 s ahead for 5 s, then back. The closing UPDATE's
+   * {@code expire_at <= NOW(3)} must refuse every early close; timers claimed or rescheduled in the
+   * jumped clock come back 10 s late, so the step's size bounds the recovery, plus the claim lease
+   * a close may take once its timer is due again (the bound was 10 s until a run measured 10.8 s).
    */
   @Test
   @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")

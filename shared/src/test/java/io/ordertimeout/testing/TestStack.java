@@ -269,8 +269,8 @@ public final class TestStack implements AutoCloseable {
   }
 
   /**
-   * Checks DESIGN.md section 3's invariants 1-5 on this test's schema; throws AssertionError on any
-   * violation.
+   * Checks the invariants 1-5 of docs/concepts/design.md on this test's schema; throws
+   * AssertionError on any violation.
    */
   /**
    * One relay pass of the outbox to the Redis stream (no EventBridge bus): events are MySQL rows

@@ -18,8 +18,9 @@ import org.HdrHistogram.Histogram;
  * stack once the last order's deadline has passed: how many of the run's orders were placed, paid
  * and closed, the close lag of the TIMEOUT closes ({@code closed_at - expire_at}), and what is
  * wrong. Every order must have ended CLOSED or PAID; an order WeChat took the money for must be
- * PAID and no other may be; and DESIGN.md's invariants (each RESERVE settled by exactly one RELEASE
- * or SELL, stock totals, coupons) must hold over the whole schema ({@link InvariantChecker}).
+ * PAID and no other may be; and the invariants of docs/concepts/design.md (each RESERVE settled by
+ * exactly one RELEASE or SELL, stock totals, coupons) must hold over the whole schema ({@link
+ * InvariantChecker}).
  */
 final class BusyCheck {
 

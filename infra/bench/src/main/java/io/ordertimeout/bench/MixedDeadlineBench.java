@@ -220,7 +220,7 @@ public final class MixedDeadlineBench {
                   null,
                   DeadlineKind.COUPON_EXPIRY),
               // the payment timeouts due while a coupon burst at t0 drains (4.2-5.7 s for 50,000 in
-              // the README's runs): where the burst's cost to them shows
+              // the documented runs): where the burst's cost to them shows
               measure(
                   ds,
                   app,

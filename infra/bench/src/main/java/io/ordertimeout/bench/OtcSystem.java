@@ -73,7 +73,8 @@ final class OtcSystem implements ClosingSystem {
 
   @Override
   public void onPaid(List<String> orderIds) {
-    // The paid path's last step (DESIGN.md section 6): ZREM the timer after the commit.
+    // The paid path's last step (docs/concepts/design.md, the paid path): ZREM the timer after the
+    // commit.
     app.timers().remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, orderIds);
   }
 

@@ -6,9 +6,10 @@ import io.ordertimeout.embedded.EmbeddedServers;
 import org.junit.jupiter.api.Test;
 
 /**
- * FootprintBench at a small size, so the memory figures of the README cannot rot: the production
- * sweep handler in a child JVM of 192 MB (163 MB heap, Serial GC) closes 300 orders due over 2 s,
- * each exactly once. Asserts correctness and that the child reported its figures, never a timing.
+ * FootprintBench at a small size, so the memory figures of docs/operations/cost.md cannot rot: the
+ * production sweep handler in a child JVM of 192 MB (163 MB heap, Serial GC) closes 300 orders due
+ * over 2 s, each exactly once. Asserts correctness and that the child reported its figures, never a
+ * timing.
  */
 class FootprintBenchTest {
   @Test

@@ -12,7 +12,7 @@ import java.util.Map;
 import javax.sql.DataSource;
 
 /**
- * Checks the invariants of DESIGN.md section 3 (1-5) against the V1 schema, and those of the
+ * Checks the invariants of docs/concepts/design.md (1-5) against the V1 schema, and those of the
  * order's life after payment (6-10, {@link LifecycleInvariantQueries}) against the V5 outbox and
  * the V7 columns, with plain JDBC.
  *

@@ -8,8 +8,8 @@ import javax.sql.DataSource;
 
 /**
  * The demo catalogue the local stack seeds: 200 ordinary SKUs, one hot SKU that many orders share
- * (the case DESIGN.md section 5 says must not serialise on its stock row), and one coupon per demo
- * user. INSERT IGNORE: seeding an already seeded schema changes nothing.
+ * (the case docs/concepts/design.md, the close path says must not serialise on its stock row), and
+ * one coupon per demo user. INSERT IGNORE: seeding an already seeded schema changes nothing.
  */
 final class DemoCatalog {
   static final int SKUS = 200;

@@ -24,8 +24,9 @@ import org.HdrHistogram.Histogram;
 /**
  * Reads the demo's outcome from the database: per plan and per final state, close lag of timeout
  * closes, paid-after-close cases (WeChat says SUCCESS, the order is CLOSED), the invariants of
- * DESIGN.md section 3, and the checks of the plan ({@link #checks}): what each order ended as
- * against what its script did, by the client's own clock and the deadline its POST answer gave.
+ * docs/concepts/design.md, invariants, and the checks of the plan ({@link #checks}): what each
+ * order ended as against what its script did, by the client's own clock and the deadline its POST
+ * answer gave.
  */
 final class DemoReport {
 

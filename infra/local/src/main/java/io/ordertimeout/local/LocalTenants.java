@@ -21,11 +21,11 @@ import javax.sql.DataSource;
 
 /**
  * Onboarding a tenant on the running local stack, behind {@code POST /_local/tenants} ({@code GET}
- * lists them), which {@code ./local tenant} calls: the same steps as on AWS (README, "Onboarding a
- * tenant"), done by the process that owns them. The tenant row and its stock in one transaction,
- * then its merchant account in {@link LocalMerchants}; the answer also says whether this stack's
- * caller may act for the tenant (OTC_TENANT_PRINCIPALS is read at start, as on AWS at init) and the
- * mapping line that lets it.
+ * lists them), which {@code ./local tenant} calls: the same steps as on AWS
+ * (docs/operations/onboarding.md, tenant"), done by the process that owns them. The tenant row and
+ * its stock in one transaction, then its merchant account in {@link LocalMerchants}; the answer
+ * also says whether this stack's caller may act for the tenant (OTC_TENANT_PRINCIPALS is read at
+ * start, as on AWS at init) and the mapping line that lets it.
  *
  * <p>Idempotent: a tenant, SKU or merchant already there is left exactly as it is (a SKU keeps its
  * stock even when another quantity is asked; the answer shows both), and {@code changed} is false

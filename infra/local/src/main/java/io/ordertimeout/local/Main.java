@@ -75,7 +75,7 @@ public final class Main {
     out.println("  demo  [--orders 2000] [--timeout 10] [--schedule-scale 1.0] [--seed 42]");
     out.println("        start the stack, run the scripted scenario over HTTP, print the report");
     out.println(
-        "        then the paid orders' life after payment, deadlines scaled to seconds (README)");
+        "        then the paid orders' life after payment, deadlines scaled to seconds (docs/getting-started.md)");
     out.println("  smoke --api <ApiUrl> [--region R] [--profile P] [--sku sku-0000] [--wait 90]");
     out.println(
         "        SigV4-signed place, read, cancel of one real order, and the webhook's 401");

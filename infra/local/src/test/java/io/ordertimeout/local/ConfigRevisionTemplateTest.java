@@ -20,7 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
  * it (aws-sam-translator; skipped without it, as the other translation tests). Every property of a
  * function as written publishes one (AutoPublishAliasAllProperties: a new Timeout or VpcConfig), a
  * new parameter value does not: SAM hashes the properties with every !Ref unresolved. So onboarding
- * a tenant on AWS bumps OTC_CONFIG_REVISION (README, "Onboarding a tenant"): every function reads
+ * a tenant on AWS bumps OTC_CONFIG_REVISION (docs/operations/onboarding.md): every function reads
  * the merchant secret and OTC_TENANT_PRINCIPALS at init, and SnapStart serves the snapshot of the
  * version that ran it.
  */
@@ -117,7 +117,8 @@ class ConfigRevisionTemplateTest {
   @Test
   void aNewSubnetIdsValueAloneStillPublishesNoVersion() throws Exception {
     // The hash covers the template as written, each !Ref unresolved: new subnets passed as the
-    // parameter reach $LATEST but not the live alias until OTC_CONFIG_REVISION changes (README).
+    // parameter reach $LATEST but not the live alias until OTC_CONFIG_REVISION changes
+    // (docs/operations/onboarding.md).
     Map<String, String> before =
         versions(ROOT.resolve("template.yaml"), "SubnetIds=subnet-a,subnet-b");
     Map<String, String> after =

@@ -18,9 +18,9 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's runbook covers every alarm of template.yaml, and every entry tells the on-call
- * engineer which {@code ./local admin} operation to run: an alarm added without an entry, or an
- * entry naming an operation the command does not have, fails here.
+ * The runbook (docs/operations/runbook.md) covers every alarm of template.yaml, and every entry
+ * tells the on-call engineer which {@code ./local admin} operation to run: an alarm added without
+ * an entry, or an entry naming an operation the command does not have, fails here.
  */
 class RunbookTest {
   private static final Path ROOT = Main.templatePath().getParent();
@@ -55,9 +55,9 @@ class RunbookTest {
   @Test
   void anEntryWithoutAnOperationOrAnAlarmWithoutAnEntryIsFound() {
     String readme =
-        "intro\n## Runbook\n#### `AAlarm`\n- Means: x\n- Look: logs\n- Recover: wait\n"
+        "intro\n# Runbook\n#### `AAlarm`\n- Means: x\n- Look: logs\n- Recover: wait\n"
             + "#### `BAlarm`\n- Means: x\n- Look: `./local admin story <id>`\n- Recover: y\n"
-            + "## Next\n#### `NotARunbookEntry`\n";
+            + "# Next\n#### `NotARunbookEntry`\n";
     Map<String, String> entries = entries(readme);
 
     assertThat(entries.keySet()).containsExactly("AAlarm", "BAlarm");
@@ -83,15 +83,15 @@ class RunbookTest {
   }
 
   private static Map<String, String> runbook() throws IOException {
-    return entries(Files.readString(ROOT.resolve("README.md")));
+    return entries(Files.readString(ROOT.resolve("docs/operations/runbook.md")));
   }
 
-  /** Alarm -> its entry's text, from the "## Runbook" section only. */
-  static Map<String, String> entries(String readme) {
-    int start = readme.indexOf("\n## Runbook\n");
-    assertThat(start).as("README has a '## Runbook' section").isNotNegative();
-    int end = readme.indexOf("\n## ", start + 1);
-    String section = readme.substring(start, end < 0 ? readme.length() : end + 1);
+  /** Alarm -> its entry's text, from the runbook (docs/operations/runbook.md, "# Runbook"). */
+  static Map<String, String> entries(String runbook) {
+    int start = runbook.startsWith("# Runbook\n") ? 0 : runbook.indexOf("\n# Runbook\n");
+    assertThat(start).as("the runbook starts with '# Runbook'").isNotNegative();
+    int end = runbook.indexOf("\n# ", start + 1);
+    String section = runbook.substring(start, end < 0 ? runbook.length() : end + 1);
     Map<String, String> entries = new LinkedHashMap<>();
     Matcher heading = ENTRY.matcher(section);
     List<int[]> bounds = new java.util.ArrayList<>();

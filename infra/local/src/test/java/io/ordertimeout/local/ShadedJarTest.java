@@ -88,7 +88,7 @@ class ShadedJarTest {
           "ch/qos/logback/classic/Logger.class");
 
   /**
-   * Size budget per jar, bytes: the measured size after slimming (README, "Deploying to AWS") plus
+   * Size budget per jar, bytes: the measured size after slimming (docs/operations/deploy.md) plus
    * about 1.5 MB for growth. A jar past it has gained a dependency: name it here or keep it out.
    */
   private static final Map<String, Long> MAX_BYTES =

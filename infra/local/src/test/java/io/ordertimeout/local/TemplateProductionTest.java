@@ -116,7 +116,7 @@ class TemplateProductionTest {
    * The custom metrics are what is read: every OrderTimeout name an alarm or the dashboard reads is
    * published (declared in EMF), every published name is recorded by the code (a literal of a
    * metrics call, or a MetricNames constant), and every name published for an operator is named in
-   * the README. So the series count stays at what serves an alarm, a graph or a runbook step.
+   * the docs. So the series count stays at what serves an alarm, a graph or a runbook step.
    */
   @Test
   void publishedMetricsAreExactlyWhatAnAlarmTheDashboardOrAnOperatorReads() throws IOException {
@@ -152,9 +152,9 @@ class TemplateProductionTest {
     assertThat(MetricNames.PUBLISHED)
         .as("published names the code records")
         .allMatch(n -> code.indexOf("\"" + n + "\"") >= 0);
-    String readme = Files.readString(ROOT.resolve("README.md"));
+    String readme = Docs.all(ROOT);
     assertThat(MetricNames.OPERATOR)
-        .as("operator metrics the README names")
+        .as("operator metrics the docs name")
         .allMatch(n -> readme.contains("`" + n + "`"));
   }
 

@@ -14,15 +14,16 @@ import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's API section documents what the code does: its state machine table is {@link
- * Transition}, row for row, and every route this function serves has its contract heading.
+ * The HTTP API reference (docs/reference/http-api.md) documents what the code does: its state
+ * machine table is {@link Transition}, row for row, and every route this function serves has its
+ * contract heading.
  */
 class LifecycleReadmeTest {
-  private static final Path README = Path.of("../../README.md");
+  private static final Path README = Path.of("../../docs/reference/http-api.md");
   private static final String HEADER =
       "| transition | from | to | trigger | cancels | schedules | event |";
 
-  /** One table row as the README writes it, from the enum constant. */
+  /** One table row as the reference writes it, from the enum constant. */
   static String row(Transition t) {
     String trigger =
         switch (t.trigger()) {
@@ -55,7 +56,7 @@ class LifecycleReadmeTest {
   static List<String> table(String readme) {
     List<String> lines = readme.lines().toList();
     int at = lines.indexOf(HEADER);
-    assertThat(at).as("README has the state machine table").isNotNegative();
+    assertThat(at).as("the API reference has the state machine table").isNotNegative();
     List<String> rows = new ArrayList<>();
     for (int i = at + 2; i < lines.size() && lines.get(i).startsWith("| "); i++) {
       rows.add(lines.get(i));
@@ -93,7 +94,7 @@ class LifecycleReadmeTest {
     String readme = Files.readString(README);
 
     for (String route : OrderApiHandler.ROUTE_KEYS) {
-      assertThat(readme).as("README contract of %s", route).contains("### `" + route + "`");
+      assertThat(readme).as("API reference contract of %s", route).contains("### `" + route + "`");
     }
   }
 }
