@@ -277,6 +277,19 @@ class SharedMerchantTradesTest {
     assertThat(rowsOf(B)).contains("order|CLOSED|null|0|null|", "stock|sku-1|10|0|0|");
   }
 
+  /**
+   * {@code tenant}'s order as an old prepay left it: prepaid_at set, bound to the bare id without
+   * mchid (the migration's row).
+   */
+  private void prepaidBeforeBindings(String tenant) {
+    stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE tenant_id = ?", tenant);
+    stack.update(
+        "INSERT INTO wechat_trades (tenant_id, order_id, mchid, out_trade_no) VALUES (?,?,NULL,?)",
+        tenant,
+        ID,
+        ID);
+  }
+
   /** Makes {@code tenant}'s binding the shape the migration gives trades prepaid before it. */
   private void asBeforeBindings(String tenant) {
     stack.update("UPDATE wechat_trades SET mchid = NULL WHERE tenant_id = ?", tenant);
@@ -294,13 +307,7 @@ class SharedMerchantTradesTest {
     notify(A, wechat.notification(ID).build());
     asBeforeBindings(A);
     place(B);
-    // B's prepay as the old code left it: prepaid_at set, bare id, no mchid (the migration's row)
-    stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE tenant_id = ?", B);
-    stack.update(
-        "INSERT INTO wechat_trades (tenant_id, order_id, mchid, out_trade_no) VALUES (?,?,NULL,?)",
-        B,
-        ID,
-        ID);
+    prepaidBeforeBindings(B);
     int queries = wechat.callCount(Endpoint.QUERY);
     int refunds = wechat.callCount(Endpoint.REFUND);
 
@@ -339,12 +346,7 @@ class SharedMerchantTradesTest {
     asBeforeBindings(A);
     place(B);
     cancel(B); // not prepaid: closed without asking WeChat
-    stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE tenant_id = ?", B);
-    stack.update(
-        "INSERT INTO wechat_trades (tenant_id, order_id, mchid, out_trade_no) VALUES (?,?,NULL,?)",
-        B,
-        ID,
-        ID);
+    prepaidBeforeBindings(B);
     int refunds = wechat.callCount(Endpoint.REFUND);
 
     CompensationReport report = stack.app().newCompensator(CompensationSettings.defaults()).run();
@@ -396,12 +398,7 @@ class SharedMerchantTradesTest {
     prepay(A);
     asBeforeBindings(A);
     place(B);
-    stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE tenant_id = ?", B);
-    stack.update(
-        "INSERT INTO wechat_trades (tenant_id, order_id, mchid, out_trade_no) VALUES (?,?,NULL,?)",
-        B,
-        ID,
-        ID);
+    prepaidBeforeBindings(B);
     assertThat(cancel(B).failed()).containsExactly(ID);
     int calls = wechat.callCount(Endpoint.QUERY) + wechat.callCount(Endpoint.CLOSE);
     ForceClose forceClose = stack.app().adminOps(CompensationSettings.defaults()).forceClose();
