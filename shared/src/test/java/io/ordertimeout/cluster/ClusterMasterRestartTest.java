@@ -19,6 +19,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,6 +29,7 @@ import org.slf4j.LoggerFactory;
  * saved (a planned restart), once killed losing it (a crash of a master without replicas). Each is
  * held down 2.5 s, longer than the 2 s command timeout, so sweep passes really fail.
  */
+@Tag("integration")
 class ClusterMasterRestartTest {
   private static final Logger log = LoggerFactory.getLogger(ClusterMasterRestartTest.class);
   private static final int ORDERS = 3_000;

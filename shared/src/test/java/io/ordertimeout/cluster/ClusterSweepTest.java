@@ -15,9 +15,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The core scenarios of TimeoutSweeperTest and OrderCloserTest, on a 3-master Redis Cluster. */
+@Tag("integration")
 class ClusterSweepTest {
   /**
    * Orders of the hot SKU in the two-sweeps scenario: 2,000 keeps the suite within a minute on a

@@ -13,9 +13,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** docs/concepts/design.md, scale-out: timer shards spread over the cluster's slots and masters. */
+@Tag("integration")
 class ClusterTimerShardsTest {
   private final EmbeddedRedisCluster cluster = ClusterFixture.shared();
   private TestStack stack;

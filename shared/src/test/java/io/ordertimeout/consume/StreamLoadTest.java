@@ -21,12 +21,14 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * Consumers and sweeps at once over 20,000 orders, and the consumer throughput measurement
  * (printed, not asserted).
  */
+@Tag("integration")
 class StreamLoadTest {
   private static final ExecutorService THREADS = Executors.newCachedThreadPool();
 

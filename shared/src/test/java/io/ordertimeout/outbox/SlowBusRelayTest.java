@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -22,6 +23,7 @@ import software.amazon.awssdk.services.eventbridge.EventBridgeClient;
  * still reaches the stream at the relay's poll pace and the consumer closes the order, the run ends
  * within its budget, and no relay thread is left running after it.
  */
+@Tag("integration")
 class SlowBusRelayTest {
   /** The invocation's remaining time at its start. */
   private static final long BUDGET_MILLIS = 10_000;

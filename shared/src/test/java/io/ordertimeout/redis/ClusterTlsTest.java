@@ -17,6 +17,7 @@ import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * redis-server built with TLS (Debian's) and openssl on the PATH; skipped with the reason
  * otherwise.
  */
+@Tag("integration")
 class ClusterTlsTest {
   @TempDir static Path dir;
 

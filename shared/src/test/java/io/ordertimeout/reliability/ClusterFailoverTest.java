@@ -32,6 +32,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -59,6 +60,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * <p>Behind {@code -Dotc.faults.all=true} (about 30 s, a cluster of 4 redis-servers).
  */
 @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")
+@Tag("integration")
 class ClusterFailoverTest {
   static final String FAULT = "Redis Cluster failover: replica promoted (TAKEOVER)";
 

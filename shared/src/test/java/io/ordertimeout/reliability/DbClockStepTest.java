@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * <p>Behind {@code -Dotc.faults.all=true} (about 20 s).
  */
 @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")
+@Tag("integration")
 class DbClockStepTest {
   static final long STEP_MS = -10_000;
 

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
@@ -56,6 +57,7 @@ import org.junit.jupiter.api.TestMethodOrder;
  * are per test and reconnect anyway.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Tag("integration")
 class FaultInjectionTest {
   static final int DEADLINE_SECONDS = FaultHarness.DEADLINE_SECONDS;
 

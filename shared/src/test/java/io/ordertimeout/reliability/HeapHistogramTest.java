@@ -6,10 +6,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The soak's heap histogram: parsed from jcmd's format, and growth ranked by bytes. */
+@Tag("integration")
 class HeapHistogramTest {
 
   /** A class only this test makes, so its growth is this test's own. */

@@ -7,6 +7,7 @@ import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * 16 s each, more for the slow ones) run with {@code -Dotc.faults.all=true}, so the default suite
  * grows by about 2 minutes on a 2-core machine, not 6.
  */
+@Tag("integration")
 class KilledInvocationTest {
   /** {@code -Dotc.faults.kills} (default 20, the "many times over"). */
   static final int KILLS = Integer.getInteger("otc.faults.kills", 20);

@@ -32,6 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.Test;
  * wait timeouts are counted on the statements themselves (Tx retries them, hiding them from its
  * callers), and must be zero.
  */
+@Tag("integration")
 class LockOrderTest {
   static final int USERS = 6;
   static final int ORDERS_PER_USER = Integer.getInteger("otc.lockorder.orders", 60);

@@ -20,12 +20,14 @@ import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * The outbox against Redis faults, on a Redis process of this class's own: events committed while
  * Redis is down arrive when it returns, and a cancel request survives FLUSHALL.
  */
+@Tag("integration")
 class OutboxReliabilityTest {
   static OwnRedis redis;
   private TestStack stack;

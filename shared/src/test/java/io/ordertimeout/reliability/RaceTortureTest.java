@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Test;
  * <p>By default 5,000 orders x 2 seeds (well under a minute here); the issue's full run is {@code
  * -Dotc.torture.orders=50000 -Dotc.torture.seeds=5}.
  */
+@Tag("integration")
 class RaceTortureTest {
   static final int ORDERS = Integer.getInteger("otc.torture.orders", 5_000);
   static final int SEEDS = Integer.getInteger("otc.torture.seeds", 2);

@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * <p>Behind {@code -Dotc.faults.all=true} (about 20 s and a second redis-server).
  */
 @EnabledIfSystemProperty(named = "otc.faults.all", matches = "true")
+@Tag("integration")
 class RedisFailoverTest {
   /** The replication lag the failover loses: 1.5 s of writes (6 canaries' timers at least). */
   static final long REPLICATION_LAG_MS = 1_500;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.testing.Await;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
  * attempt after a 10 s outage came ~6 s late, and closes took 10 s to recover (FaultInjectionTest's
  * "Redis unreachable 10 s" row); RedisConnector caps the back-off at 1 s.
  */
+@Tag("integration")
 class RedisReconnectTest {
   @Test
   void clientIsBackWithinTwoSecondsOfRedisAfterATenSecondOutage() {

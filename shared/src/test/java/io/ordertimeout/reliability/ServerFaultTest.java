@@ -22,6 +22,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * 16 s each, more for the slow ones) run with {@code -Dotc.faults.all=true}, so the default suite
  * grows by about 2 minutes on a 2-core machine, not 6.
  */
+@Tag("integration")
 class ServerFaultTest {
   static final String APP_USER = "otc_app";
   static final String APP_PASSWORD = "otc-app-pw";

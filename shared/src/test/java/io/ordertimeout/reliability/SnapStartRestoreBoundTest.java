@@ -19,6 +19,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -32,6 +33,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
  * <p>Before the bound, the three steps ran in a row, each with its own timeouts: the hook took 21 s
  * here (the secret read through the SDK's retries, then Hikari's 5 s, then Redis).
  */
+@Tag("integration")
 class SnapStartRestoreBoundTest {
   private static final String SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:db";
 

@@ -22,6 +22,7 @@ import java.util.function.ToDoubleFunction;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  * -Dotc.soak.minutes=30 -Dsurefire.failIfNoSpecifiedTests=false -Djacoco.skip=true}
  */
 @EnabledIfSystemProperty(named = "otc.soak.minutes", matches = "\\d+")
+@Tag("integration")
 class SoakTest {
   static final int ORDERS_PER_ROUND = 40;
 
