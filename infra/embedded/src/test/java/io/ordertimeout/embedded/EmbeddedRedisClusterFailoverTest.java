@@ -8,9 +8,11 @@ import io.lettuce.core.api.StatefulRedisConnection;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** A cluster of its own: the failover below replaces one of its masters for good. */
+@Tag("integration")
 class EmbeddedRedisClusterFailoverTest {
   private static EmbeddedRedisCluster cluster;
   private static RedisClient admin;

@@ -9,8 +9,10 @@ import java.util.HashSet;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("integration")
 class EmbeddedRedisClusterTest {
   private static EmbeddedRedisCluster cluster;
   private static RedisClusterClient client;

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import org.HdrHistogram.Histogram;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.Test;
  * Timeout, a run that did not hand over would still be sweeping when the test ends). Prints the
  * seed and the figures; asserts no timing beyond the one-period coverage bound.
  */
+@Tag("integration")
 class JitteredScheduleCoverageTest {
   private static final long SEED = 20_261_203L;
   private static final double SCALE = 0.05;

@@ -35,6 +35,7 @@ import java.util.zip.ZipFile;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
@@ -52,6 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Lettuce, compensation and admin without jackson-databind, because a test-scoped declaration in
  * the module overrode the compile scope the library has through shared.
  */
+@Tag("integration")
 class ShadedJarTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Path ROOT = Main.templatePath().getParent();

@@ -9,6 +9,7 @@ import io.ordertimeout.local.TenantFingerprints.Snapshot;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * another tenant has answers exactly what a missing one answers; a caller naming a tenant it is not
  * mapped to is refused. After each step every other tenant's rows and Redis keys are unchanged.
  */
+@Tag("integration")
 class TenantIsolationTest extends IsolationFixture {
 
   /** Every order route as "METHOD /path", the body it needs. */

@@ -14,6 +14,7 @@ import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.PrepayCommand;
 import java.time.Duration;
 import java.time.Instant;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
  * and leaves every other tenant's rows and Redis keys as they were. (Named to match both
  * -Dtest=TenantIsolationTest* and surefire's default *Test include.)
  */
+@Tag("integration")
 class TenantIsolationTestFunctionsTest extends IsolationFixture {
 
   private void prepay(String tenant, String orderId) {

@@ -8,6 +8,7 @@ import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.local.TenantFingerprints.Snapshot;
 import io.ordertimeout.util.Json;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.Test;
  * and compensation pays only the tenant whose trade WeChat reports paid. (Named to match both
  * -Dtest=TenantIsolationTest* and surefire's default *Test include.)
  */
+@Tag("integration")
 class TenantIsolationTestSharedMerchantTest extends IsolationFixture {
   // The merchant lives as long as the class and keeps its trades, while each test has a stack of
   // its own: every (merchant, id) is prepaid in one test only.

@@ -27,6 +27,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -44,6 +45,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * one or spoils a genuine one in a part the signature covers. A failing request is shrunk (headers
  * dropped, values and body halved) while it still fails, and reported with the seed.
  */
+@Tag("integration")
 class HostileWebhookPropertyTest extends WeChatStackFixture {
   static final String EVENT = "../../events/payment-notify-wechat-success.json";
   static final int TRIES = Integer.getInteger("otc.webhook.tries", 300);
