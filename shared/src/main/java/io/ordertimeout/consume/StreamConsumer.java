@@ -84,6 +84,9 @@ public final class StreamConsumer implements AutoCloseable {
   private long lastRenewAt;
   private boolean handedOver;
 
+  /** A pass of this consumer has read from the group: a group missing after that was lost. */
+  private boolean readFromGroup;
+
   /** Tunables of the loop; see OtcConfig for the defaults and their reasons. */
   public record Settings(StreamSettings stream, Duration margin) {}
 
@@ -167,6 +170,7 @@ public final class StreamConsumer implements AutoCloseable {
               return PollingLoop.STOP;
             }
             reader.pass(budget);
+            readFromGroup = true;
             counters.passes++;
             failuresInARow = 0;
             return 0; // the next read blocks until entries arrive
@@ -245,7 +249,9 @@ public final class StreamConsumer implements AutoCloseable {
 
   /**
    * A lost stream or group (fresh Redis, failover without persistence, key deleted) is recreated
-   * and the loop goes on; any other failure waits a jittered, growing backoff (returned). A
+   * and the loop goes on: logged at INFO before this consumer first read from the group (a fresh
+   * Redis's first run, as every first deploy and local start has), at WARN once it had (lost under
+   * a running consumer); any other failure waits a jittered, growing backoff (returned). A
    * recreation that fails is an ordinary failure, so a Redis that keeps losing the stream costs one
    * attempt per backoff, not a crash loop.
    */
@@ -255,7 +261,11 @@ public final class StreamConsumer implements AutoCloseable {
         stream.ensureGroup();
         counters.groupsCreated++;
         metrics.count("stream_group_created", 1);
-        log.warn("stream {} or group {} was missing; recreated", stream.key(), EventStream.GROUP);
+        if (readFromGroup) {
+          log.warn("stream {} or group {} was missing; recreated", stream.key(), EventStream.GROUP);
+        } else {
+          log.info("stream {} had no group {} yet; created it", stream.key(), EventStream.GROUP);
+        }
         if (failuresInARow == 1) {
           return 0;
         }

@@ -2,7 +2,12 @@ package io.ordertimeout.consume;
 
 import static io.ordertimeout.testing.Deadlines.expireNow;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.groups.Tuple.tuple;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.lettuce.core.Consumer;
 import io.lettuce.core.RedisCommandExecutionException;
@@ -27,6 +32,7 @@ import java.util.concurrent.Executors;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
 
 class StreamConsumerTest {
   private static final ExecutorService THREADS = Executors.newCachedThreadPool();
@@ -226,6 +232,30 @@ class StreamConsumerTest {
 
   @Test
   void theGroupIsCreatedOnAFreshRedisAndRecreatedAfterTheStreamWasLost() {
+    // the first creation is what every fresh Redis sees (INFO); the loss under a reader is a WARN
+    Logger logger = (Logger) LoggerFactory.getLogger(StreamConsumer.class);
+    ListAppender<ILoggingEvent> log = new ListAppender<>();
+    log.start();
+    logger.addAppender(log);
+    Level level = logger.getLevel();
+    logger.setLevel(Level.INFO);
+    try {
+      createdThenRecreated();
+    } finally {
+      logger.setLevel(level);
+      logger.detachAppender(log);
+    }
+    assertThat(log.list)
+        .filteredOn(e -> e.getFormattedMessage().contains("closers"))
+        .extracting(
+            e -> e.getLevel().toString(),
+            e -> e.getFormattedMessage().replaceAll("\\S+:\\{events\\}", "S"))
+        .containsExactly(
+            tuple("INFO", "stream S had no group closers yet; created it"),
+            tuple("WARN", "stream S or group closers was missing; recreated"));
+  }
+
+  private void createdThenRecreated() {
     stack = quickRetries("lost-stream");
     stack.seedSku("sku-1", 10);
     stack.place("lost-000001", "u1", 900, null, new OrderItem("sku-1", 1));
