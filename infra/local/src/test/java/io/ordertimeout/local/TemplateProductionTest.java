@@ -803,9 +803,9 @@ class TemplateProductionTest {
     return JSON.readTree(out.output());
   }
 
-  /** The SAMPLES JSON of the hook's inline code: module -> [{name, event, expect}]. */
+  /** The SAMPLES JSON of the hook's code: module -> [{name, event, expect}]. */
   static JsonNode hookSamples() throws IOException {
-    String code = props(HOOK).at("/Code/ZipFile").asText();
+    String code = hookCode();
     Matcher m =
         Pattern.compile("json\\.loads\\(r\"\"\"(.*?)\"\"\"\\)", Pattern.DOTALL).matcher(code);
     assertThat(m.find()).as("SAMPLES = json.loads(r\"\"\"...\"\"\") in the hook's code").isTrue();
@@ -817,8 +817,14 @@ class TemplateProductionTest {
     return names(PARAMETERS);
   }
 
+  /** The hook's index.py, in the directory its Code names (infra/hooks/pre-traffic). */
   static String hookCode() {
-    return props(HOOK).at("/Code/ZipFile").asText();
+    Path index = ROOT.resolve(props(HOOK).path("Code").asText()).resolve("index.py");
+    try {
+      return Files.readString(index);
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not read the pre-traffic hook " + index, e);
+    }
   }
 
   /** functions/<module> of a function's CodeUri. */
@@ -1042,6 +1048,8 @@ class TemplateProductionTest {
   static Result run(Path dir, boolean withStderr, String... command)
       throws IOException, InterruptedException {
     ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile());
+    // python3 must not leave __pycache__ beside the hook's sources
+    builder.environment().put("PYTHONDONTWRITEBYTECODE", "1");
     if (withStderr) {
       builder.redirectErrorStream(true);
     } else {
