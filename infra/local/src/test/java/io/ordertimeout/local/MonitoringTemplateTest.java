@@ -9,6 +9,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -133,6 +135,32 @@ class MonitoringTemplateTest {
       }
       assertThat(ALARMS.pages(id)).as("%s pages", id).isTrue();
     }
+  }
+
+  /**
+   * The cost estimate prices what the templates declare: every metric alarm (a metric-math alarm is
+   * billed per metric it reads), every composite alarm.
+   */
+  @Test
+  void theCostEstimateCountsEveryAlarm() {
+    String cost = Docs.read(TEMPLATE.getParent().resolve("docs/operations/cost.md"));
+    Matcher m =
+        Pattern.compile("(\\d+) alarms \\((\\d+) alarm metrics\\) \\+ (\\d+) composite alarms")
+            .matcher(cost);
+    assertThat(m.find()).as("cost.md's CloudWatch row counts the alarms").isTrue();
+    int metrics = 0;
+    for (JsonNode alarm : ALARMS.alarms().values()) {
+      int read = 0;
+      for (JsonNode metric : alarm.path("Metrics")) {
+        read += metric.has("MetricStat") ? 1 : 0;
+      }
+      metrics += alarm.has("Metrics") ? read : 1;
+    }
+    assertThat(Integer.parseInt(m.group(1))).as("alarms").isEqualTo(ALARMS.alarms().size());
+    assertThat(Integer.parseInt(m.group(2))).as("alarm metrics").isEqualTo(metrics);
+    assertThat(Integer.parseInt(m.group(3)))
+        .as("composite alarms")
+        .isEqualTo(ALARMS.composites().size());
   }
 
   /** A DeploymentPreference alarm: a Ref to an alarm, or an alarm's AlarmName. */

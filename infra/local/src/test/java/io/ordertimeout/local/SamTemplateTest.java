@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -64,7 +65,7 @@ class SamTemplateTest {
     SamTemplate.Application child = template.application("Child").orElseThrow();
     assertThat(child.location()).isEqualTo(dir.resolve("nested/child.yaml").toAbsolutePath());
     assertThat(child.parameters())
-        .containsOnly(java.util.Map.entry("Fn", "Fn"), java.util.Map.entry("Topic", "Topic.Arn"));
+        .containsOnly(Map.entry("Fn", "Fn"), Map.entry("Topic", "Topic.Arn"));
     assertThat(child.template().at("/Resources/Watch/Properties/Dimensions/0/Value").asText())
         .isEqualTo("Fn");
     assertThat(template.application("FromS3")).isEmpty();
