@@ -24,7 +24,7 @@ LOCK := $(if $(shell command -v flock 2>/dev/null),flock $(ROOT)/target/sam-buil
 JARS = @mkdir -p $(ROOT)/target && $(LOCK) $(MAKE) --no-print-directory --makefile $(ROOT)/Makefile jars
 
 .PHONY: jars clean-sam-build $(addprefix build-,OrderCreatedFunction PaymentNotifyFunction \
-	TimeoutSweepFunction StreamConsumerFunction CompensationFunction AdminFunction)
+	TimeoutSweepFunction StreamConsumerFunction CompensationFunction AdminFunction PreTrafficHook)
 
 jars: $(STAMP)
 
@@ -65,6 +65,12 @@ build-CompensationFunction:
 build-AdminFunction:
 	$(JARS)
 	$(call copy-jar,admin)
+
+# The pre-traffic hook is one Python file with no dependency beyond the runtime's boto3: copied as it is,
+# so `sam build` needs no local Python (its own Python builder would want the runtime's version on the PATH).
+build-PreTrafficHook:
+	$(if $(ARTIFACTS_DIR),,$(error ARTIFACTS_DIR is not set: run this target through `sam build`))
+	cp $(ROOT)/infra/hooks/pre-traffic/index.py $(ARTIFACTS_DIR)/
 
 clean-sam-build:
 	rm -rf $(ROOT)/.aws-sam $(STAMP)

@@ -1,4 +1,4 @@
-"""Runs template.yaml's pre-traffic hook (its inline index.py) once per function deployment, offline.
+"""Runs template.yaml's pre-traffic hook (infra/hooks/pre-traffic/index.py) once per function deployment, offline.
 
 Usage: python3 pretraffic_hook_driver.py <dir with index.py> <answers.json> <hook role ARN>
 

@@ -9,6 +9,8 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -18,12 +20,13 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
- * template.yaml against cfn-lint (when it is on the PATH), and the parts of it that name things in
- * this module: the alarmed metrics and the schedule payloads in events/.
+ * template.yaml and its monitoring template against cfn-lint (when it is on the PATH), and the
+ * parts of them that name things in this module: the alarmed metrics and the schedule payloads in
+ * events/.
  */
 class TemplateLintTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final Path ROOT = repoRoot();
+  private static final Path ROOT = TemplateFiles.root();
   private static final Path TEMPLATE = ROOT.resolve("template.yaml");
 
   @Test
@@ -34,21 +37,22 @@ class TemplateLintTest {
     }
     Assumptions.assumeTrue(
         cfnLint != null, "cfn-lint is not on the PATH (pip install cfn-lint): lint skipped");
+    List<String> command = new ArrayList<>(List.of(cfnLint.toString(), "--"));
+    List<Path> templates = TemplateFiles.all(ROOT);
+    assertThat(templates).as("template.yaml and its monitoring template").hasSizeGreaterThan(1);
+    templates.forEach(t -> command.add(ROOT.relativize(t).toString()));
     Process lint =
-        new ProcessBuilder(cfnLint.toString(), TEMPLATE.getFileName().toString())
-            .directory(ROOT.toFile())
-            .redirectErrorStream(true)
-            .start();
+        new ProcessBuilder(command).directory(ROOT.toFile()).redirectErrorStream(true).start();
     String output = new String(lint.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(lint.waitFor(180, TimeUnit.SECONDS)).as("cfn-lint finished").isTrue();
     // cfn-lint's exit code is a bit mask: 2 errors, 4 warnings, 8 informational; 1 a crash
     int code = lint.exitValue();
-    assertThat(code & 3).as("cfn-lint errors (exit %d):%n%s", code, output).isZero();
+    assertThat(code & 3).as("cfn-lint %s errors (exit %d):%n%s", command, code, output).isZero();
   }
 
   @Test
-  void everyAlarmedMetricIsOneTheCodePublishes() throws IOException {
-    String template = Files.readString(TEMPLATE);
+  void everyAlarmedMetricIsOneTheCodePublishes() {
+    String template = TemplateFiles.text(ROOT);
     Matcher m = Pattern.compile("Namespace: (\\S+)\\s*\\n\\s*MetricName: (\\S+)").matcher(template);
     Set<String> alarmed = new TreeSet<>();
     while (m.find()) {
@@ -80,14 +84,5 @@ class TemplateLintTest {
     }
 
     assertThat(schedules).containsExactly("compensation", "stream-consumer", "timeout-sweep");
-  }
-
-  private static Path repoRoot() {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      if (Files.exists(dir.resolve("template.yaml")) && Files.exists(dir.resolve("mvnw"))) {
-        return dir;
-      }
-    }
-    throw new IllegalStateException("no template.yaml above " + Path.of("").toAbsolutePath());
   }
 }

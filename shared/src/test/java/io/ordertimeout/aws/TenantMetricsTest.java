@@ -14,8 +14,6 @@ import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -119,7 +117,7 @@ class TenantMetricsTest {
    */
   @Test
   void theAlarmsOnCloseLagAndBacklogStillWatchTheUndimensionedSeries() throws Exception {
-    String template = Files.readString(repoRoot().resolve("template.yaml"));
+    String template = TemplateFiles.text(TemplateFiles.root());
     for (String alarm : List.of("CloseLagP99Alarm:", "TimerBacklogAlarm:")) {
       int at = template.indexOf("\n  " + alarm);
       int end = template.indexOf("\n  ", template.indexOf("AlarmActions", at));
@@ -241,14 +239,5 @@ class TenantMetricsTest {
 
   private static List<Long> longs(JsonNode array) {
     return StreamSupport.stream(array.spliterator(), false).map(JsonNode::asLong).toList();
-  }
-
-  private static Path repoRoot() {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      if (Files.exists(dir.resolve("template.yaml")) && Files.exists(dir.resolve("mvnw"))) {
-        return dir;
-      }
-    }
-    throw new IllegalStateException("no template.yaml above " + Path.of("").toAbsolutePath());
   }
 }

@@ -1,19 +1,16 @@
 package io.ordertimeout.reliability;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
+import io.ordertimeout.aws.TemplateFiles;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The alarms of template.yaml that a fault test can watch, read from the template itself (so a
- * changed threshold changes the measured detection delay): each one's metric, threshold (a
- * parameter's default when it is a {@code !Ref}), period, datapoints to alarm and missing-data
- * treatment.
+ * The alarms of template.yaml and its monitoring template (infra/monitoring/template.yaml) that a
+ * fault test can watch, read from the templates themselves (so a changed threshold changes the
+ * measured detection delay): each one's metric, threshold (a parameter's default when it is a
+ * {@code !Ref}), period, datapoints to alarm and missing-data treatment.
  */
 final class AlarmRules {
   /** One CloudWatch alarm as template.yaml declares it. */
@@ -73,18 +70,9 @@ final class AlarmRules {
             false));
   }
 
+  /** The alarms of template.yaml and of the monitoring template it nests. */
   static AlarmRules fromTemplate() {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path template = dir.resolve("template.yaml");
-      if (Files.exists(template) && Files.exists(dir.resolve("mvnw"))) {
-        try {
-          return new AlarmRules(Files.readString(template));
-        } catch (IOException e) {
-          throw new UncheckedIOException("cannot read " + template, e);
-        }
-      }
-    }
-    throw new IllegalStateException("no template.yaml above " + Path.of("").toAbsolutePath());
+    return new AlarmRules(TemplateFiles.text(TemplateFiles.root()));
   }
 
   Rule rule(String alarm) {

@@ -19,7 +19,9 @@ import java.util.regex.Pattern;
 
 /**
  * What the local runner and the template tests need from template.yaml: the functions with their
- * Handler, CodeUri, Timeout and environment, their HTTP API routes and their ScheduleV2 schedules.
+ * Handler, CodeUri, Timeout and environment, their HTTP API routes and their ScheduleV2 schedules,
+ * and the nested applications (AWS::Serverless::Application, e.g. the monitoring template) whose
+ * Location is a template file beside it.
  *
  * <p>Parsed with jackson-dataformat-yaml, which reads CloudFormation's short-form tags ({@code !Ref
  * X}, {@code !Sub "..."}, {@code !GetAtt A.B}) as the plain scalar or sequence under the tag: an
@@ -27,7 +29,10 @@ import java.util.regex.Pattern;
  * resolved values, so nothing is lost.
  */
 public record SamTemplate(
-    Map<String, String> globalEnvironment, int globalTimeoutSeconds, List<Function> functions) {
+    Map<String, String> globalEnvironment,
+    int globalTimeoutSeconds,
+    List<Function> functions,
+    List<Application> applications) {
 
   /** Lambda's own default when neither Globals nor the function sets Timeout. */
   private static final int LAMBDA_DEFAULT_TIMEOUT_SECONDS = 3;
@@ -38,6 +43,7 @@ public record SamTemplate(
   public SamTemplate {
     globalEnvironment = Map.copyOf(globalEnvironment);
     functions = List.copyOf(functions);
+    applications = List.copyOf(applications);
   }
 
   /** One AWS::Serverless::Function. */
@@ -80,32 +86,80 @@ public record SamTemplate(
   /** One ScheduleV2 event: its expression, the interval it means, and the Input JSON it sends. */
   public record Schedule(String eventName, String expression, Duration rate, String input) {}
 
+  /**
+   * One AWS::Serverless::Application whose Location is a local template: its path (resolved against
+   * the parent template's directory, as {@code sam package} resolves it) and the Parameters the
+   * parent passes, each as SamTemplate reads a value ({@code !GetAtt A.Arn} is "A.Arn").
+   */
+  public record Application(String logicalId, Path location, Map<String, String> parameters) {
+    public Application {
+      parameters = Map.copyOf(parameters);
+    }
+
+    /** The application's template, read as {@link #yaml(Path)} reads one. */
+    public JsonNode template() {
+      return yaml(location);
+    }
+  }
+
   public static SamTemplate read(Path file) {
     try {
-      return parse(Files.readString(file));
+      return parse(Files.readString(file), file.toAbsolutePath().getParent());
     } catch (IOException e) {
       throw new UncheckedIOException("could not read SAM template " + file, e);
     }
   }
 
+  /** A template's text; nested applications' Locations resolve against the working directory. */
   public static SamTemplate parse(String yaml) {
-    JsonNode root;
+    return parse(yaml, Path.of("").toAbsolutePath());
+  }
+
+  /**
+   * A CloudFormation or SAM template as a tree, with short-form tags read as the value under them
+   * ({@code !Ref X} is "X"): what the template tests inspect beyond the functions.
+   */
+  public static JsonNode yaml(Path file) {
     try {
-      root = new ObjectMapper(new YAMLFactory()).readTree(yaml);
+      return tree(Files.readString(file));
     } catch (IOException e) {
-      throw new IllegalArgumentException("template.yaml is not valid YAML: " + e.getMessage(), e);
+      throw new UncheckedIOException("could not read template " + file, e);
     }
+  }
+
+  private static JsonNode tree(String yaml) {
+    try {
+      return new ObjectMapper(new YAMLFactory()).readTree(yaml);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("template is not valid YAML: " + e.getMessage(), e);
+    }
+  }
+
+  private static SamTemplate parse(String yaml, Path dir) {
+    JsonNode root = tree(yaml);
     JsonNode globals = root.path("Globals").path("Function");
     JsonNode resources = root.path("Resources");
     int globalTimeout = globals.path("Timeout").asInt(LAMBDA_DEFAULT_TIMEOUT_SECONDS);
     List<Function> functions = new ArrayList<>();
+    List<Application> applications = new ArrayList<>();
     for (Iterator<Map.Entry<String, JsonNode>> it = resources.fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> resource = it.next();
-      if ("AWS::Serverless::Function".equals(resource.getValue().path("Type").asText())) {
-        functions.add(function(resource.getKey(), resource.getValue(), resources, globalTimeout));
+      switch (resource.getValue().path("Type").asText()) {
+        case "AWS::Serverless::Function" ->
+            functions.add(
+                function(resource.getKey(), resource.getValue(), resources, globalTimeout));
+        case "AWS::Serverless::Application" ->
+            application(resource.getKey(), resource.getValue(), dir).ifPresent(applications::add);
+        default -> {
+          // other resources are the template tests' to inspect
+        }
       }
     }
-    return new SamTemplate(environment(globals), globalTimeout, functions);
+    return new SamTemplate(environment(globals), globalTimeout, functions, applications);
+  }
+
+  public Optional<Application> application(String logicalId) {
+    return applications.stream().filter(a -> a.logicalId().equals(logicalId)).findFirst();
   }
 
   public Optional<Function> function(String logicalId) {
@@ -159,6 +213,27 @@ public record SamTemplate(
         environment(props),
         routes,
         schedules);
+  }
+
+  /**
+   * An application whose Location is a path; one from the Serverless Application Repository (an
+   * ApplicationId and SemanticVersion) or an S3 URL has no local template and is left out.
+   */
+  private static Optional<Application> application(String logicalId, JsonNode resource, Path dir) {
+    JsonNode props = resource.path("Properties");
+    JsonNode location = props.path("Location");
+    if (!location.isTextual() || location.asText().contains("://")) {
+      return Optional.empty();
+    }
+    Map<String, String> parameters = new LinkedHashMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = props.path("Parameters").fields();
+        it.hasNext(); ) {
+      Map.Entry<String, JsonNode> p = it.next();
+      parameters.put(
+          p.getKey(), p.getValue().isValueNode() ? p.getValue().asText() : p.getValue().toString());
+    }
+    return Optional.of(
+        new Application(logicalId, dir.resolve(location.asText()).normalize(), parameters));
   }
 
   private static HttpRoute route(String name, JsonNode props, JsonNode resources) {

@@ -2,9 +2,6 @@ package io.ordertimeout.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,9 +15,10 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The runbook (docs/operations/runbook.md) covers every alarm of template.yaml, and every entry
- * tells the on-call engineer which {@code ./local admin} operation to run: an alarm added without
- * an entry, or an entry naming an operation the command does not have, fails here.
+ * The runbook (docs/operations/runbook.md) covers every alarm of template.yaml and of the
+ * monitoring template it nests (metric and composite alarms), and every entry tells the on-call
+ * engineer which {@code ./local admin} operation to run: an alarm added without an entry, or an
+ * entry naming an operation the command does not have, fails here.
  */
 class RunbookTest {
   private static final Path ROOT = Main.templatePath().getParent();
@@ -36,10 +34,10 @@ class RunbookTest {
     Set<String> alarms = alarms();
     Map<String, String> entries = runbook();
 
-    assertThat(alarms).as("alarms in template.yaml").hasSizeGreaterThan(20);
+    assertThat(alarms).as("alarms of template.yaml and its applications").hasSizeGreaterThan(20);
     assertThat(entries.keySet()).as("alarms with a runbook entry").containsAll(alarms);
     assertThat(alarms)
-        .as("runbook entries of alarms template.yaml lacks")
+        .as("runbook entries of alarms the templates lack")
         .containsAll(entries.keySet());
     entries.forEach(
         (alarm, body) -> {
@@ -65,21 +63,36 @@ class RunbookTest {
     assertThat(operations(entries.get("BAlarm"))).containsExactly("story");
   }
 
-  private static Set<String> alarms() throws IOException {
-    JsonNode resources =
-        new ObjectMapper(new YAMLFactory())
-            .readTree(ROOT.resolve("template.yaml").toFile())
-            .path("Resources");
-    Set<String> alarms = new TreeSet<>();
-    resources
-        .fields()
-        .forEachRemaining(
-            e -> {
-              if (e.getValue().path("Type").asText().equals("AWS::CloudWatch::Alarm")) {
-                alarms.add(e.getKey());
+  /**
+   * A composite alarm pages once for an incident: its entry is the entry of every member (the
+   * heading names them all), so the page and the alarms a graph shows in red lead to the same
+   * steps, and a member without actions of its own is never without one.
+   */
+  @Test
+  void aCompositeAlarmSharesItsEntryWithItsMembers() throws IOException {
+    TemplateAlarms alarms = TemplateAlarms.read(ROOT.resolve("template.yaml"));
+    Map<String, String> entries = runbook();
+    assertThat(alarms.composites()).as("composite alarms").isNotEmpty();
+    alarms
+        .members()
+        .forEach(
+            (composite, members) -> {
+              assertThat(members).as("members of %s", composite).hasSizeGreaterThan(1);
+              for (String member : members) {
+                assertThat(entries.get(member))
+                    .as("entry of %s, member of %s", member, composite)
+                    .isNotNull()
+                    .isEqualTo(entries.get(composite));
+                assertThat(alarms.all().get(member).has("AlarmActions"))
+                    .as("%s pages through %s, not by itself", member, composite)
+                    .isFalse();
               }
             });
-    return alarms;
+  }
+
+  /** Every alarm and composite alarm of template.yaml and of its nested applications. */
+  private static Set<String> alarms() {
+    return new TreeSet<>(TemplateAlarms.read(ROOT.resolve("template.yaml")).all().keySet());
   }
 
   private static Map<String, String> runbook() throws IOException {

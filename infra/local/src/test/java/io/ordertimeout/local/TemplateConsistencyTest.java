@@ -429,10 +429,10 @@ class TemplateConsistencyTest {
   }
 
   /**
-   * The hook's own Python code (its inline ZipFile), given the handlers' answers through stubbed
-   * CodeDeploy and Lambda clients, reports Succeeded for every function and sends the samples; one
-   * wrong answer makes it report Failed. Needs python3 with botocore (cfn-lint's translator brings
-   * boto3).
+   * The hook's own Python code (infra/hooks/pre-traffic/index.py), given the handlers' answers
+   * through stubbed CodeDeploy and Lambda clients, reports Succeeded for every function and sends
+   * the samples; one wrong answer makes it report Failed. Needs python3 with botocore (cfn-lint's
+   * translator brings boto3).
    */
   @Test
   void preTrafficHookPassesTheseHandlersAndFailsAWrongAnswer(@TempDir Path work) throws Exception {
@@ -441,10 +441,10 @@ class TemplateConsistencyTest {
     assumeTrue(
         TemplateProductionTest.run(work, python.toString(), "-c", "import boto3").code() == 0,
         "boto3 is not installed (pip install cfn-lint brings it): hook run skipped");
-    Files.writeString(work.resolve("index.py"), TemplateProductionTest.hookCode());
+    Path hook = PreTrafficHookTest.hookDir();
     JsonNode samples = TemplateProductionTest.hookSamples();
 
-    JsonNode results = runHook(python, work, hookAnswers());
+    JsonNode results = runHook(python, hook, work, hookAnswers());
     for (String module : fieldNames(samples)) {
       assertThat(results.at("/" + module + "/status").asText()).as(module).isEqualTo("Succeeded");
       List<JsonNode> sent = new ArrayList<>();
@@ -461,13 +461,14 @@ class TemplateConsistencyTest {
     wrong
         .withArray("timeout-sweep")
         .set(0, JSON.getNodeFactory().textNode("{\"failedBatches\":1}"));
-    JsonNode failed = runHook(python, work, wrong);
+    JsonNode failed = runHook(python, hook, work, wrong);
     assertThat(failed.at("/order-created/status").asText()).isEqualTo("Failed");
     assertThat(failed.at("/timeout-sweep/status").asText()).isEqualTo("Failed");
     assertThat(failed.at("/payment-notify/status").asText()).isEqualTo("Succeeded");
   }
 
-  private static JsonNode runHook(Path python, Path work, JsonNode answers) throws Exception {
+  private static JsonNode runHook(Path python, Path hook, Path work, JsonNode answers)
+      throws Exception {
     Files.writeString(work.resolve("answers.json"), answers.toString());
     TemplateProductionTest.Result out =
         TemplateProductionTest.run(
@@ -475,7 +476,7 @@ class TemplateConsistencyTest {
             false,
             python.toString(),
             TemplateProductionTest.tool("pretraffic_hook_driver.py").toString(),
-            work.toString(),
+            hook.toString(),
             work.resolve("answers.json").toString(),
             ProductionFunctions.HOOK_ROLE);
     assertThat(out.code()).as("pretraffic_hook_driver.py: %s", out.output()).isZero();

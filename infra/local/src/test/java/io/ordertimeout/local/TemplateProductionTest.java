@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.ordertimeout.metrics.MetricNames;
 import java.io.File;
 import java.io.IOException;
@@ -38,12 +37,20 @@ class TemplateProductionTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String LOG_GROUP = "AWS::Logs::LogGroup";
   private static final Path ROOT = Main.templatePath().getParent();
-  private static final JsonNode TEMPLATE = yaml(ROOT.resolve("template.yaml"));
+  private static final JsonNode TEMPLATE = SamTemplate.yaml(ROOT.resolve("template.yaml"));
   private static final JsonNode RESOURCES = TEMPLATE.path("Resources");
   private static final JsonNode PARAMETERS = TEMPLATE.path("Parameters");
   private static final SamTemplate SAM = SamTemplate.read(ROOT.resolve("template.yaml"));
   private static final String HOOK = "PreTrafficHook";
-  private static final String TOPIC = "AlarmTopicArn";
+  private static final String TOPIC = TemplateAlarms.TOPIC;
+
+  /** The nested application with the paging alarms and the dashboard. */
+  private static final String MONITORING = "Monitoring";
+
+  private static final SamTemplate.Application MONITORING_APP =
+      SAM.application(MONITORING).orElseThrow();
+  private static final JsonNode MONITORING_TEMPLATE = MONITORING_APP.template();
+  private static final TemplateAlarms ALARMS = TemplateAlarms.read(ROOT.resolve("template.yaml"));
 
   // ---- item 1: schedules neither retry nor queue ----
 
@@ -120,7 +127,9 @@ class TemplateProductionTest {
    */
   @Test
   void publishedMetricsAreExactlyWhatAnAlarmTheDashboardOrAnOperatorReads() throws IOException {
-    String template = Files.readString(ROOT.resolve("template.yaml"));
+    String template =
+        Files.readString(ROOT.resolve("template.yaml"))
+            + Files.readString(MONITORING_APP.location());
     Set<String> read = new TreeSet<>();
     Matcher dashboard = Pattern.compile("\\[\"OrderTimeout\", \"([a-z_0-9]+)\"").matcher(template);
     while (dashboard.find()) {
@@ -165,7 +174,7 @@ class TemplateProductionTest {
               alarmsOn("AWS/Lambda", "AsyncEventsDropped", Map.of("FunctionName", f.logicalId())))
           .as("AsyncEventsDropped alarm of %s", f.logicalId())
           .singleElement()
-          .satisfies(a -> assertThat(alarmActions(a)).contains(TOPIC));
+          .satisfies(a -> assertThat(ALARMS.pages(a)).as("%s pages", a).isTrue());
     }
     // Scheduler metrics have one dimension, the schedule group (SAM's ScheduleV2 is
     // AWS::Scheduler::Schedule, not an EventBridge rule: AWS/Scheduler, not AWS/Events)
@@ -173,7 +182,7 @@ class TemplateProductionTest {
       assertThat(alarmsOn("AWS/Scheduler", metric, Map.of("ScheduleGroup", "ScheduleGroup")))
           .as(metric)
           .singleElement()
-          .satisfies(a -> assertThat(alarmActions(a)).contains(TOPIC));
+          .satisfies(a -> assertThat(ALARMS.pages(a)).as("%s pages", a).isTrue());
     }
   }
 
@@ -340,7 +349,11 @@ class TemplateProductionTest {
 
       List<JsonNode> rollback = new ArrayList<>();
       for (JsonNode alarm : preference.path("Alarms")) {
-        rollback.add(alarmNamed(alarm.asText()));
+        String id = alarmId(alarm.asText());
+        // CodeDeploy reads them when it deploys, and a Ref must resolve: here, not in Monitoring
+        assertThat(RESOURCES.has(id)).as("rollback alarm %s is in template.yaml", id).isTrue();
+        assertThat(ALARMS.pages(id)).as("rollback alarm %s pages", id).isTrue();
+        rollback.add(ALARMS.alarms().get(id));
       }
       assertThat(rollback)
           .as("%s rolls back on the errors of the version it deploys", f.logicalId())
@@ -550,21 +563,22 @@ class TemplateProductionTest {
       for (String metric : List.of("Errors", "Throttles")) {
         assertThat(alarmsOn("AWS/Lambda", metric, Map.of("FunctionName", f.logicalId())))
             .as("%s alarm of %s that pages", metric, f.logicalId())
-            .anySatisfy(a -> assertThat(alarmActions(a)).contains(TOPIC));
+            .anySatisfy(a -> assertThat(ALARMS.pages(a)).as("%s pages", a).isTrue());
       }
     }
-    List<JsonNode> apiAlarms = new ArrayList<>();
-    alarms()
+    List<String> apiAlarms = new ArrayList<>();
+    alarmResources()
         .forEach(
-            a -> {
+            (id, a) -> {
               if (metricMathNamespaces(a).contains("AWS/ApiGateway")) {
-                apiAlarms.add(a);
+                apiAlarms.add(id);
               }
             });
     assertThat(apiAlarms)
         .singleElement()
         .satisfies(
-            a -> {
+            id -> {
+              JsonNode a = alarmResources().get(id);
               Set<String> metrics = new TreeSet<>();
               for (JsonNode m : a.path("Metrics")) {
                 JsonNode metric = m.at("/MetricStat/Metric");
@@ -574,7 +588,7 @@ class TemplateProductionTest {
                 }
               }
               assertThat(metrics).containsExactly("5xx", "Count");
-              assertThat(alarmActions(a)).contains(TOPIC);
+              assertThat(ALARMS.pages(id)).as("%s pages", id).isTrue();
             });
   }
 
@@ -582,7 +596,7 @@ class TemplateProductionTest {
 
   @Test
   void dashboardShowsTheClosePathWithTheMetricNamesTheCodeEmits() throws IOException {
-    JsonNode body = JSON.readTree(props("Dashboard").path("DashboardBody").asText());
+    JsonNode body = JSON.readTree(monitoringProps("Dashboard").path("DashboardBody").asText());
     Map<String, Set<String>> statsByOrderTimeoutMetric = new TreeMap<>();
     Set<String> lambdaFunctions = new TreeSet<>();
     List<String> alarmArns = new ArrayList<>();
@@ -631,30 +645,38 @@ class TemplateProductionTest {
     SAM.functions().forEach(f -> functionRefs.add("${" + f.logicalId() + "}"));
     assertThat(lambdaFunctions).isEqualTo(functionRefs);
 
-    // the alarm widget shows every alarm that pages
+    // the alarm widget shows every alarm that pages by itself: the composites and the alarms that
+    // are no composite's member
     Set<String> paging = new TreeSet<>();
-    alarmResources()
+    ALARMS
+        .all()
         .forEach(
             (id, a) -> {
-              if (alarmActions(a).contains(TOPIC) && a.path("OKActions").size() > 0) {
+              if (alarmActions(a).contains(TOPIC)) {
                 paging.add("${" + id + ".Arn}");
               }
             });
+    assertThat(paging).hasSizeGreaterThan(ALARMS.composites().size());
     assertThat(alarmArns).containsExactlyInAnyOrderElementsOf(paging);
 
-    // every ${...} of the !Sub is a resource (or its attribute), a pseudo parameter, or the
-    // CodeDeploy
-    // application SAM generates for DeploymentPreference
+    // every ${...} of the !Sub is a resource (or its attribute) or a parameter of the monitoring
+    // template, or a pseudo parameter
+    JsonNode monitoring = MONITORING_TEMPLATE.path("Resources");
+    JsonNode passed = MONITORING_TEMPLATE.path("Parameters");
     Matcher m = Pattern.compile("\\$\\{([A-Za-z0-9:]+)(\\.[A-Za-z]+)?}").matcher(body.toString());
     while (m.find()) {
       String name = m.group(1);
-      assertThat(
-              name.startsWith("AWS::")
-                  || RESOURCES.has(name)
-                  || name.equals("ServerlessDeploymentApplication"))
+      assertThat(name.startsWith("AWS::") || monitoring.has(name) || passed.has(name))
           .as("${%s} in DashboardBody", name)
           .isTrue();
     }
+    assertThat(monitoringProps("Dashboard").path("DashboardName").asText())
+        .as("named after the parent stack, as before it was nested")
+        .isEqualTo("${ParentStackName}-order-timeout");
+    assertThat(TEMPLATE.at("/Outputs/DashboardName/Value").asText())
+        .isEqualTo(MONITORING + ".Outputs.DashboardName");
+    assertThat(MONITORING_TEMPLATE.at("/Outputs/DashboardName/Value").asText())
+        .isEqualTo("Dashboard");
   }
 
   // ---- item 9: sam build ----
@@ -721,8 +743,11 @@ class TemplateProductionTest {
     Path cfnLint = onPath("cfn-lint");
     assumeTrue(cfnLint != null, "cfn-lint is not on the PATH (pip install cfn-lint): skipped");
     // -c I adds the informational rules to the default errors and warnings
-    Result lint = run(ROOT, cfnLint.toString(), "-c", "I", "--", "template.yaml");
-    assertThat(lint.output()).as("cfn-lint -c I findings").isEmpty();
+    String nested = ROOT.relativize(MONITORING_APP.location()).toString();
+    Result lint = run(ROOT, cfnLint.toString(), "-c", "I", "--", "template.yaml", nested);
+    assertThat(lint.output())
+        .as("cfn-lint -c I findings in template.yaml and %s", nested)
+        .isEmpty();
     assertThat(lint.code()).isZero();
   }
 
@@ -803,9 +828,9 @@ class TemplateProductionTest {
     return JSON.readTree(out.output());
   }
 
-  /** The SAMPLES JSON of the hook's inline code: module -> [{name, event, expect}]. */
+  /** The SAMPLES JSON of the hook's code: module -> [{name, event, expect}]. */
   static JsonNode hookSamples() throws IOException {
-    String code = props(HOOK).at("/Code/ZipFile").asText();
+    String code = hookCode();
     Matcher m =
         Pattern.compile("json\\.loads\\(r\"\"\"(.*?)\"\"\"\\)", Pattern.DOTALL).matcher(code);
     assertThat(m.find()).as("SAMPLES = json.loads(r\"\"\"...\"\"\") in the hook's code").isTrue();
@@ -817,8 +842,14 @@ class TemplateProductionTest {
     return names(PARAMETERS);
   }
 
+  /** The hook's index.py, in the directory its Code names (infra/hooks/pre-traffic). */
   static String hookCode() {
-    return props(HOOK).at("/Code/ZipFile").asText();
+    Path index = ROOT.resolve(props(HOOK).path("Code").asText()).resolve("index.py");
+    try {
+      return Files.readString(index);
+    } catch (IOException e) {
+      throw new UncheckedIOException("could not read the pre-traffic hook " + index, e);
+    }
   }
 
   /** functions/<module> of a function's CodeUri. */
@@ -894,46 +925,47 @@ class TemplateProductionTest {
     return p.path("Default").asLong();
   }
 
+  /** The metric alarms of template.yaml and of the monitoring template, by logical id. */
   private static Map<String, JsonNode> alarmResources() {
-    Map<String, JsonNode> out = new TreeMap<>();
-    RESOURCES
-        .fields()
-        .forEachRemaining(
-            e -> {
-              if (e.getValue().path("Type").asText().equals("AWS::CloudWatch::Alarm")) {
-                out.put(e.getKey(), e.getValue().path("Properties"));
-              }
-            });
-    return out;
+    return ALARMS.alarms();
   }
 
   private static List<JsonNode> alarms() {
     return new ArrayList<>(alarmResources().values());
   }
 
-  /** A DeploymentPreference alarm: a Ref to an alarm resource, or an alarm's explicit AlarmName. */
-  private static JsonNode alarmNamed(String reference) {
+  /** A DeploymentPreference alarm's id: a Ref to an alarm resource, or an alarm's AlarmName. */
+  private static String alarmId(String reference) {
     if (alarmResources().containsKey(reference)) {
-      return alarmResources().get(reference);
+      return reference;
     }
-    return alarms().stream()
-        .filter(a -> a.path("AlarmName").asText().equals(reference))
+    return alarmResources().entrySet().stream()
+        .filter(a -> a.getValue().path("AlarmName").asText().equals(reference))
+        .map(Map.Entry::getKey)
         .findFirst()
         .orElseThrow(() -> new AssertionError("no alarm " + reference));
   }
 
-  private static List<JsonNode> alarmsOn(
+  /** The ids of the metric alarms on one metric with exactly these dimensions. */
+  private static List<String> alarmsOn(
       String namespace, String metric, Map<String, String> dimensions) {
-    return alarms().stream()
-        .filter(a -> a.path("Namespace").asText().equals(namespace))
-        .filter(a -> a.path("MetricName").asText().equals(metric))
+    return alarmResources().entrySet().stream()
+        .filter(a -> a.getValue().path("Namespace").asText().equals(namespace))
+        .filter(a -> a.getValue().path("MetricName").asText().equals(metric))
         .filter(
             a -> {
               Map<String, String> dims = new TreeMap<>();
-              dimensions(a).forEach((k, v) -> dims.put(k, v.asText()));
+              dimensions(a.getValue()).forEach((k, v) -> dims.put(k, v.asText()));
               return dims.equals(dimensions);
             })
+        .map(Map.Entry::getKey)
         .toList();
+  }
+
+  static JsonNode monitoringProps(String logicalId) {
+    JsonNode resources = MONITORING_TEMPLATE.path("Resources");
+    assertThat(resources.has(logicalId)).as("resource %s of Monitoring", logicalId).isTrue();
+    return resources.path(logicalId).path("Properties");
   }
 
   private static Map<String, JsonNode> dimensions(JsonNode alarmOrMetric) {
@@ -1042,6 +1074,8 @@ class TemplateProductionTest {
   static Result run(Path dir, boolean withStderr, String... command)
       throws IOException, InterruptedException {
     ProcessBuilder builder = new ProcessBuilder(command).directory(dir.toFile());
+    // python3 must not leave __pycache__ beside the hook's sources
+    builder.environment().put("PYTHONDONTWRITEBYTECODE", "1");
     if (withStderr) {
       builder.redirectErrorStream(true);
     } else {
@@ -1062,13 +1096,5 @@ class TemplateProductionTest {
       }
     }
     return null;
-  }
-
-  private static JsonNode yaml(Path file) {
-    try {
-      return new ObjectMapper(new YAMLFactory()).readTree(file.toFile());
-    } catch (IOException e) {
-      throw new UncheckedIOException("could not read " + file, e);
-    }
   }
 }
