@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.ops.AdminCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -26,9 +27,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code ./local admin} end to end: the local stack as {@code ./local up} starts it (the admin
- * routes read from template.yaml), the command run through the same code as from the shell, rows
- * read back from MariaDB; and {@code --api} through a {@link RecordingProxy} that checks SigV4.
+ * {@code ./ops admin} end to end: the local stack as {@code ./local up} starts it (the admin routes
+ * read from template.yaml), the command run through the same code as from the shell, rows read back
+ * from MariaDB; and {@code --api} through a {@link RecordingProxy} that checks SigV4.
  */
 class AdminCommandTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -53,7 +54,7 @@ class AdminCommandTest {
         LocalStack.start(
             new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0), System.getenv());
     endpoints = dir.resolve("local-up.json");
-    LocalEndpoints.of(stack).write(endpoints);
+    stack.endpoints().write(endpoints);
   }
 
   @AfterAll

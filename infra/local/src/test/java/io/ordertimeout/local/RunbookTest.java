@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.ordertimeout.ops.AdminCommand;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,8 +20,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The runbook (docs/operations/runbook.md) covers every alarm of template.yaml, and every entry
- * tells the on-call engineer which {@code ./local admin} operation to run: an alarm added without
- * an entry, or an entry naming an operation the command does not have, fails here.
+ * tells the on-call engineer which {@code ./ops admin} operation to run: an alarm added without an
+ * entry, or an entry naming an operation the command does not have, fails here.
  */
 class RunbookTest {
   private static final Path ROOT = Main.templatePath().getParent();
@@ -29,7 +30,7 @@ class RunbookTest {
   private static final Pattern ENTRY = Pattern.compile("(?m)^#### (.+)$");
 
   private static final Pattern NAME = Pattern.compile("`([A-Za-z0-9]+)`");
-  private static final Pattern OPERATION = Pattern.compile("\\./local admin ([a-z-]+)");
+  private static final Pattern OPERATION = Pattern.compile("\\./ops admin ([a-z-]+)");
 
   @Test
   void everyAlarmHasAnEntryAndEveryEntryNamesAnExistingOperation() throws IOException {
@@ -44,8 +45,8 @@ class RunbookTest {
     entries.forEach(
         (alarm, body) -> {
           List<String> named = operations(body);
-          assertThat(named).as("./local admin operations in the entry of %s", alarm).isNotEmpty();
-          assertThat(AdminCommand.OPS.keySet())
+          assertThat(named).as("./ops admin operations in the entry of %s", alarm).isNotEmpty();
+          assertThat(AdminCommand.operations())
               .as("operations the entry of %s names", alarm)
               .containsAll(named);
           assertThat(body).as("entry of %s", alarm).contains("- Means:", "- Look:", "- Recover:");
@@ -56,7 +57,7 @@ class RunbookTest {
   void anEntryWithoutAnOperationOrAnAlarmWithoutAnEntryIsFound() {
     String readme =
         "intro\n# Runbook\n#### `AAlarm`\n- Means: x\n- Look: logs\n- Recover: wait\n"
-            + "#### `BAlarm`\n- Means: x\n- Look: `./local admin story <id>`\n- Recover: y\n"
+            + "#### `BAlarm`\n- Means: x\n- Look: `./ops admin story <id>`\n- Recover: y\n"
             + "# Next\n#### `NotARunbookEntry`\n";
     Map<String, String> entries = entries(readme);
 

@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -23,7 +23,7 @@ import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.core.exception.SdkClientException;
 
 /**
- * {@code ./local admin <operation> ...}: the operator's tools (the admin API's /admin routes) from
+ * {@code ./ops admin <operation> ...}: the operator's tools (the admin API's /admin routes) from
  * the command line. Against the running {@code ./local up} by default (the API address it recorded
  * in {@link LocalEndpoints}; the local gateway needs no signature), or against a deployed stack
  * with {@code --api <ApiUrl>}, every request signed with SigV4 for execute-api ({@link
@@ -32,7 +32,7 @@ import software.amazon.awssdk.core.exception.SdkClientException;
  * <p>Exit 0 with the API's JSON answer on stdout; 1 with "status CODE: message" on stderr when the
  * API refused (400, 404, 409) or failed; 2 on a usage error.
  */
-final class AdminCommand {
+public final class AdminCommand {
 
   static final String NAME = "admin";
 
@@ -47,6 +47,11 @@ final class AdminCommand {
   private record Op(String synopsis, String does) {}
 
   static final Map<String, Op> OPS = new LinkedHashMap<>();
+
+  /** The operations' names, as the runbook names them. */
+  public static Set<String> operations() {
+    return Set.copyOf(OPS.keySet());
+  }
 
   static {
     OPS.put(
@@ -114,7 +119,7 @@ final class AdminCommand {
 
     List<String> expect(int n) {
       if (positionals.size() != n) {
-        throw new UsageException("usage: ./local admin " + OPS.get(op).synopsis());
+        throw new UsageException("usage: ./ops admin " + OPS.get(op).synopsis());
       }
       return positionals;
     }
@@ -137,7 +142,7 @@ final class AdminCommand {
       String v = flags.get(name);
       if (v == null || v.isBlank()) {
         throw new UsageException(
-            op + " needs --" + name + "; usage: ./local admin " + OPS.get(op).synopsis());
+            op + " needs --" + name + "; usage: ./ops admin " + OPS.get(op).synopsis());
       }
       return v;
     }
@@ -146,11 +151,11 @@ final class AdminCommand {
   private final Path endpointsFile;
 
   /** {@code endpointsFile}: where {@code ./local up} records the API's address. */
-  AdminCommand(Path endpointsFile) {
+  public AdminCommand(Path endpointsFile) {
     this.endpointsFile = endpointsFile;
   }
 
-  int run(List<String> words, PrintStream out, PrintStream err) {
+  public int run(List<String> words, PrintStream out, PrintStream err) {
     try {
       Args args = Args.parse(words);
       if (args.op() == null || args.op().equals("help")) {
@@ -164,11 +169,11 @@ final class AdminCommand {
       out.println(send(args, call));
       return 0;
     } catch (UsageException e) {
-      err.println("./local admin: " + e.getMessage());
+      err.println("./ops admin: " + e.getMessage());
       usage(err);
       return 2;
     } catch (Failure e) {
-      err.println("./local admin: " + e.getMessage());
+      err.println("./ops admin: " + e.getMessage());
       return 1;
     }
   }
@@ -283,7 +288,7 @@ final class AdminCommand {
         && args.flags().size() == 1 + transport(args)) {
       body.put("all", true);
     } else {
-      throw new UsageException("usage: ./local admin " + OPS.get("redrive").synopsis());
+      throw new UsageException("usage: ./ops admin " + OPS.get("redrive").synopsis());
     }
     return new Call("POST", "/admin/dead-letters/redrive", body.toString());
   }
@@ -399,7 +404,7 @@ final class AdminCommand {
   }
 
   private static void usage(PrintStream out) {
-    out.println("usage: ./local admin <operation> [--api <ApiUrl> [--region R] [--profile P]]");
+    out.println("usage: ./ops admin <operation> [--api <ApiUrl> [--region R] [--profile P]]");
     OPS.values().forEach(op -> out.printf("  %-86s %s%n", op.synopsis(), op.does()));
     out.println(
         "Without --api: the ./local up recorded in "
