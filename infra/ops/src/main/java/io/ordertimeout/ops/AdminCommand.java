@@ -1,5 +1,6 @@
 package io.ordertimeout.ops;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -11,6 +12,7 @@ import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,8 +31,10 @@ import software.amazon.awssdk.core.exception.SdkClientException;
  * with {@code --api <ApiUrl>}, every request signed with SigV4 for execute-api ({@link
  * SigV4Client}).
  *
- * <p>Exit 0 with the API's JSON answer on stdout; 1 with "status CODE: message" on stderr when the
- * API refused (400, 404, 409) or failed; 2 on a usage error.
+ * <p>Exit 0 with the answer on stdout: for a person by default ({@link AdminOutput}: the story as a
+ * timeline, lists as tables), or with {@code --json} for scripts ({@link AdminJson}: camelCase
+ * keys, stored payloads as nested objects); 1 with "status CODE: message" on stderr when the API
+ * refused (400, 404, 409) or failed; 2 on a usage error.
  */
 public final class AdminCommand {
 
@@ -38,8 +42,12 @@ public final class AdminCommand {
 
   private static final Set<String> VALUE_FLAGS =
       Set.of("api", "region", "profile", "status", "tenant", "order", "type", "limit", "reason");
-  private static final Set<String> SWITCHES = Set.of("all", "filter", "wechat", "disown-trade");
-  private static final Set<String> TRANSPORT = Set.of("api", "region", "profile");
+  private static final Set<String> SWITCHES =
+      Set.of("all", "filter", "wechat", "disown-trade", "json");
+
+  /** Flags every operation takes: where the API is, and the output's form. */
+  private static final Set<String> TRANSPORT = Set.of("api", "region", "profile", "json");
+
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -149,10 +157,17 @@ public final class AdminCommand {
   }
 
   private final Path endpointsFile;
+  private final Clock clock;
 
   /** {@code endpointsFile}: where {@code ./local up} records the API's address. */
   public AdminCommand(Path endpointsFile) {
+    this(endpointsFile, Clock.systemUTC());
+  }
+
+  /** {@code clock}: the "now" the timeline measures deadlines from. */
+  AdminCommand(Path endpointsFile, Clock clock) {
     this.endpointsFile = endpointsFile;
+    this.clock = clock;
   }
 
   public int run(List<String> words, PrintStream out, PrintStream err) {
@@ -166,7 +181,11 @@ public final class AdminCommand {
         throw new UsageException("unknown operation '" + args.op() + "'");
       }
       Call call = call(args);
-      out.println(send(args, call));
+      JsonNode answer = AdminJson.machine(send(args, call));
+      out.print(
+          args.flags().containsKey("json")
+              ? JSON.writeValueAsString(answer) + "\n"
+              : AdminOutput.render(args.op(), answer, clock.instant()));
       return 0;
     } catch (UsageException e) {
       err.println("./ops admin: " + e.getMessage());
@@ -174,6 +193,9 @@ public final class AdminCommand {
       return 2;
     } catch (Failure e) {
       err.println("./ops admin: " + e.getMessage());
+      return 1;
+    } catch (JsonProcessingException e) {
+      err.println("./ops admin: cannot print the answer: " + e.getMessage());
       return 1;
     }
   }
@@ -322,7 +344,7 @@ public final class AdminCommand {
 
   // ---- the API ----
 
-  private String send(Args args, Call call) {
+  private JsonNode send(Args args, Call call) {
     String api = args.flag("api");
     SigV4Client client;
     URI base;
@@ -354,7 +376,7 @@ public final class AdminCommand {
     return answer(client, call, base, api != null);
   }
 
-  private static String answer(SigV4Client client, Call call, URI base, boolean sign) {
+  private static JsonNode answer(SigV4Client client, Call call, URI base, boolean sign) {
     SigV4Client.Response response;
     try {
       response = client.send(call.method(), URI.create(base + call.path()), call.body(), sign);
@@ -374,11 +396,7 @@ public final class AdminCommand {
       throw new Failure(
           call.method() + " " + call.path() + ": " + response.status() + " " + message);
     }
-    try {
-      return JSON.writeValueAsString(body);
-    } catch (IOException e) {
-      return response.body();
-    }
+    return body;
   }
 
   /** What ./local up recorded, if that process still runs. */
@@ -404,12 +422,14 @@ public final class AdminCommand {
   }
 
   private static void usage(PrintStream out) {
-    out.println("usage: ./ops admin <operation> [--api <ApiUrl> [--region R] [--profile P]]");
+    out.println(
+        "usage: ./ops admin <operation> [--api <ApiUrl> [--region R] [--profile P]] [--json]");
     OPS.values().forEach(op -> out.printf("  %-86s %s%n", op.synopsis(), op.does()));
     out.println(
         "Without --api: the ./local up recorded in "
             + LocalEndpoints.FILE
             + "; with it: a deployed stack, SigV4-signed (the caller needs execute-api:Invoke on"
-            + " /admin/*).");
+            + " /admin/*). --json: the answer for scripts (camelCase keys, payloads as nested"
+            + " JSON) instead of the timeline and tables.");
   }
 }
