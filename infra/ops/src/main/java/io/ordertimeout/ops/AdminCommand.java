@@ -78,7 +78,8 @@ public final class AdminCommand {
         "story",
         new Op(
             "story <orderId> [--tenant T] [--wechat]",
-            "rows, timer and lease, pending entries, flags (+ WeChat's trade state)"));
+            "the timeline: steps against their deadlines, timer and lease, pending entries, flags"
+                + " (+ WeChat's trade state)"));
     OPS.put(
         "force-close",
         new Op(
@@ -424,7 +425,9 @@ public final class AdminCommand {
   private static void usage(PrintStream out) {
     out.println(
         "usage: ./ops admin <operation> [--api <ApiUrl> [--region R] [--profile P]] [--json]");
-    OPS.values().forEach(op -> out.printf("  %-86s %s%n", op.synopsis(), op.does()));
+    Table ops = Table.unheaded(2);
+    OPS.values().forEach(op -> ops.row("  " + op.synopsis(), op.does()));
+    out.print(ops.render());
     out.println(
         "Without --api: the ./local up recorded in "
             + LocalEndpoints.FILE

@@ -33,13 +33,19 @@ public final class Ops {
       usage(out);
       return 0;
     }
-    if (command.equals(AdminCommand.NAME)) {
-      return new AdminCommand(LocalEndpoints.defaultFile()).run(rest, out, err);
-    }
     if (!COMMANDS.contains(command)) {
       err.println("./ops: unknown command '" + command + "'");
       usage(err);
       return 2;
+    }
+    boolean help = rest.contains("--help") || rest.contains("-h");
+    if (command.equals(AdminCommand.NAME)) {
+      return new AdminCommand(LocalEndpoints.defaultFile())
+          .run(help ? List.of("help") : rest, out, err);
+    }
+    if (help) {
+      usage(out);
+      return 0;
     }
     Flags flags;
     try {

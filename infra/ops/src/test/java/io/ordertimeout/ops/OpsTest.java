@@ -25,6 +25,9 @@ class OpsTest {
         .endsWith("commands: admin, smoke, preflight\n");
     assertThat(help).isEqualTo(new Run(0, none.err(), ""));
     assertThat(ops("--help")).isEqualTo(help);
+    assertThat(ops("smoke", "--help")).isEqualTo(help);
+    assertThat(ops("preflight", "-h")).isEqualTo(help);
+    assertThat(ops("admin", "--help")).isEqualTo(ops("admin", "help"));
   }
 
   @Test
