@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 /**
  * The Redis secret's shape, {@code {"username":"otc-app","password":"..."}}: an ElastiCache RBAC
  * user, or without a username the {@code default} user. Read by {@link RedisSecretCredentials} at
- * each handshake and by {@code ./local preflight}; {@link #toString()} never prints the password.
+ * each handshake and by {@code ./ops preflight}; {@link #toString()} never prints the password.
  *
  * @param username null for the default user
  */

@@ -490,7 +490,7 @@ public final class Components implements AutoCloseable {
     return new AdminRoutes(adminOps(settings), new AdminAccess(config.admins()));
   }
 
-  /** The operator's use cases (admin API, ./local admin), compensation with {@code settings}. */
+  /** The operator's use cases (admin API, ./ops admin), compensation with {@code settings}. */
   public AdminOps adminOps(CompensationSettings settings) {
     AdminActions actions = new AdminActions(tx);
     DeadLetterAdmin letters = new DeadLetterAdmin(tx, stream);

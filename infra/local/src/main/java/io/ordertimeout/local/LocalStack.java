@@ -3,6 +3,7 @@ package io.ordertimeout.local;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.ops.LocalEndpoints;
 import io.ordertimeout.wechat.GatewaySettings;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.WeChatPayGateway;
@@ -12,6 +13,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -155,7 +157,7 @@ public final class LocalStack implements AutoCloseable {
     env.put("OTC_KEY_PREFIX", servers.newKeyPrefix("local"));
     env.put("OTC_MIGRATE_ON_START", "true");
     env.putIfAbsent("OTC_DB_POOL_SIZE", LOCAL_POOL_SIZE);
-    // The local gateway's one caller is the operator too (./local admin, the smoke test, the demo);
+    // The local gateway's one caller is the operator too (./ops admin, the smoke test, the demo);
     // on AWS nobody is, until AdminPrincipals names them.
     env.putIfAbsent("OTC_ADMIN_PRINCIPALS", LOCAL_ADMINS);
     return env;
@@ -203,6 +205,12 @@ public final class LocalStack implements AutoCloseable {
 
   public URI apiUrl() {
     return api.baseUrl();
+  }
+
+  /** Where this stack listens, as {@code ./local up} records it for the commands that call it. */
+  public LocalEndpoints endpoints() {
+    return new LocalEndpoints(
+        apiUrl(), simulator.baseUrl(), ProcessHandle.current().pid(), Instant.now());
   }
 
   /** The schedules' runners, one per ScheduleV2 event of a loaded function. */

@@ -1,9 +1,10 @@
 package io.ordertimeout.local;
 
+import io.ordertimeout.ops.Flags;
+import io.ordertimeout.ops.LocalEndpoints;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,7 +13,8 @@ import java.util.concurrent.CountDownLatch;
 /**
  * {@code ./local <command> [flags]}: {@code up} runs the stack until Ctrl-C, {@code demo} runs the
  * scripted scenario against it and exits non-zero when an invariant fails. More commands register
- * in {@link #COMMANDS}.
+ * in {@link #COMMANDS}. The operator's commands ({@link #MOVED}) are {@code ./ops}'s, whose
+ * classpath carries no embedded server: here they only say so.
  */
 public final class Main {
 
@@ -27,9 +29,10 @@ public final class Main {
   static {
     COMMANDS.put("up", Main::up);
     COMMANDS.put("demo", Main::demo);
-    COMMANDS.put("smoke", Smoke::command);
-    COMMANDS.put(Preflight.NAME, Preflight::command);
   }
+
+  /** Commands of {@code ./ops} now: {@code ./local <one of them>} points there and exits 2. */
+  static final List<String> MOVED = List.of("admin", "smoke", "preflight");
 
   private Main() {}
 
@@ -38,13 +41,19 @@ public final class Main {
   }
 
   static int run(List<String> args, PrintStream out) throws Exception {
+    if (!args.isEmpty() && MOVED.contains(args.get(0))) {
+      out.println(
+          "./local "
+              + args.get(0)
+              + " is now ./ops "
+              + args.get(0)
+              + ": run ./ops "
+              + String.join(" ", args));
+      return 2;
+    }
     if (!args.isEmpty() && args.get(0).equals(WeChatCommand.NAME)) {
       // positional words (./local wechat pay <orderId>), which Flags does not take
       return new WeChatCommand(LocalEndpoints.defaultFile())
-          .run(args.subList(1, args.size()), out, System.err);
-    }
-    if (!args.isEmpty() && args.get(0).equals(AdminCommand.NAME)) {
-      return new AdminCommand(LocalEndpoints.defaultFile())
           .run(args.subList(1, args.size()), out, System.err);
     }
     if (!args.isEmpty() && args.get(0).equals(TenantCommand.NAME)) {
@@ -76,22 +85,9 @@ public final class Main {
     out.println("        start the stack, run the scripted scenario over HTTP, print the report");
     out.println(
         "        then the paid orders' life after payment, deadlines scaled to seconds (docs/getting-started.md)");
-    out.println("  smoke --api <ApiUrl> [--region R] [--profile P] [--sku sku-0000] [--wait 90]");
-    out.println(
-        "        SigV4-signed place, read, cancel of one real order, and the webhook's 401");
-    out.println(
-        "  preflight --stack-params SubnetIds=a,b,SecurityGroupId=sg,DbSecretArn=...,... [--profile P]"
-            + " [--region R]");
-    out.println(
-        "        before a deploy: the secrets parse, the subnets reach WeChat Pay and AWS, Redis and"
-            + " MySQL admit the functions");
     out.println("  wechat <operation> ...   (./local wechat help)");
     out.println(
         "        act as WeChat Pay on a running ./local up: pay, pay late, lose a notification");
-    out.println("  admin <operation> ...    (./local admin help)");
-    out.println(
-        "        operate it: dead letters, an order's story, force-close, pause, compensation;"
-            + " --api <ApiUrl> for a deployed stack (SigV4)");
     out.println("  tenant add <tenantId> [--sku SKU=QTY ...] | list   (./local tenant help)");
     out.println(
         "        onboard a tenant on a running ./local up: row, stock, merchant; its notify URL"
@@ -102,9 +98,8 @@ public final class Main {
             + ", "
             + WeChatCommand.NAME
             + ", "
-            + AdminCommand.NAME
-            + ", "
             + TenantCommand.NAME);
+    out.println("admin, smoke and preflight operate a stack: ./ops (usage: ./ops help)");
   }
 
   private static int up(Flags flags, PrintStream out) throws InterruptedException {
@@ -124,8 +119,8 @@ public final class Main {
     sun.misc.Signal.handle(new sun.misc.Signal("INT"), stop);
     sun.misc.Signal.handle(new sun.misc.Signal("TERM"), stop);
     stack.describe(out);
-    LocalEndpoints.of(stack).write(endpoints);
-    out.println("  endpoints     " + endpoints + " (./local wechat reads it)");
+    stack.endpoints().write(endpoints);
+    out.println("  endpoints     " + endpoints + " (./local wechat and ./ops admin read it)");
     out.println("ready; Ctrl-C stops");
     stopped.await();
     return 0;
@@ -191,35 +186,5 @@ public final class Main {
     }
     throw new IllegalStateException(
         "template.yaml not found above " + Path.of("").toAbsolutePath() + "; set -Dotc.template");
-  }
-
-  /** {@code --name value} pairs. */
-  record Flags(Map<String, String> values) {
-    static Flags parse(List<String> args) {
-      Map<String, String> values = new LinkedHashMap<>();
-      List<String> rest = new ArrayList<>(args);
-      while (!rest.isEmpty()) {
-        String name = rest.remove(0);
-        if (!name.startsWith("--") || rest.isEmpty()) {
-          throw new IllegalArgumentException("expected --flag value, got '" + name + "'");
-        }
-        values.put(name.substring(2), rest.remove(0));
-      }
-      return new Flags(values);
-    }
-
-    String value(String name, String fallback) {
-      return values.getOrDefault(name, fallback);
-    }
-
-    int intValue(String name, int fallback) {
-      String v = values.get(name);
-      try {
-        return v == null ? fallback : Integer.parseInt(v);
-      } catch (NumberFormatException e) {
-        throw new IllegalArgumentException(
-            "--" + name + " must be a whole number, was '" + v + "'");
-      }
-    }
   }
 }

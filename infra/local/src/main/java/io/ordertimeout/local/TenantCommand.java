@@ -2,6 +2,7 @@ package io.ordertimeout.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.ops.LocalEndpoints;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;

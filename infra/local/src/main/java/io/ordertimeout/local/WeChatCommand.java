@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
+import io.ordertimeout.ops.CommandWords;
+import io.ordertimeout.ops.LocalEndpoints;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.ops.AdminCommand;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -26,9 +27,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code ./local admin} end to end: the local stack as {@code ./local up} starts it (the admin
- * routes read from template.yaml), the command run through the same code as from the shell, rows
- * read back from MariaDB; and {@code --api} through a {@link RecordingProxy} that checks SigV4.
+ * {@code ./ops admin} end to end: the local stack as {@code ./local up} starts it (the admin routes
+ * read from template.yaml), the command run through the same code as from the shell, rows read back
+ * from MariaDB; and {@code --api} through a {@link RecordingProxy} that checks SigV4.
  */
 class AdminCommandTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -53,7 +54,7 @@ class AdminCommandTest {
         LocalStack.start(
             new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0), System.getenv());
     endpoints = dir.resolve("local-up.json");
-    LocalEndpoints.of(stack).write(endpoints);
+    stack.endpoints().write(endpoints);
   }
 
   @AfterAll
@@ -65,9 +66,10 @@ class AdminCommandTest {
   void storyThenForceCloseThenStoryAgainShowTheCloseInMariaDb() throws Exception {
     String orderId = place();
 
-    Run before = admin("story", orderId, "--wechat");
-    Run closed = admin("force-close", orderId, "--reason", "duplicate order, ticket CS-1");
-    Run after = admin("story", orderId);
+    Run before = admin("story", orderId, "--wechat", "--json");
+    Run closed =
+        admin("force-close", orderId, "--reason", "duplicate order, ticket CS-1", "--json");
+    Run after = admin("story", orderId, "--json");
 
     assertThat(before.exit()).as(before.err()).isZero();
     assertThat(before.json().at("/order/status").asText()).isEqualTo("UNPAID");
@@ -122,12 +124,12 @@ class AdminCommandTest {
 
   @Test
   void pauseShowsInPausesAndResumeClearsItAndDeadLettersAndCompensateAnswer() throws Exception {
-    Run paused = admin("pause", "consumer", "--reason", "INC-7");
-    Run shown = admin("pauses");
-    Run resumed = admin("resume", "consumer");
-    Run letters = admin("dead-letters", "--status", "all");
-    Run redriven = admin("redrive", "--all");
-    Run report = admin("compensate");
+    Run paused = admin("pause", "consumer", "--reason", "INC-7", "--json");
+    Run shown = admin("pauses", "--json");
+    Run resumed = admin("resume", "consumer", "--json");
+    Run letters = admin("dead-letters", "--status", "all", "--json");
+    Run redriven = admin("redrive", "--all", "--json");
+    Run report = admin("compensate", "--json");
 
     assertThat(paused.exit()).as(paused.err()).isZero();
     assertThat(shown.json().at("/consumer/reason").asText()).isEqualTo("INC-7");
@@ -148,7 +150,8 @@ class AdminCommandTest {
       System.setProperty("aws.accessKeyId", ACCESS_KEY);
       System.setProperty("aws.secretAccessKey", SECRET_KEY);
       try {
-        story = admin("story", orderId, "--api", edge.url() + "/", "--region", "ap-east-1");
+        story =
+            admin("story", orderId, "--api", edge.url() + "/", "--region", "ap-east-1", "--json");
       } finally {
         System.clearProperty("aws.accessKeyId");
         System.clearProperty("aws.secretAccessKey");
@@ -157,7 +160,7 @@ class AdminCommandTest {
     }
 
     assertThat(story.exit()).as(story.err()).isZero();
-    assertThat(story.json().at("/order/order_id").asText()).isEqualTo(orderId);
+    assertThat(story.json().at("/order/orderId").asText()).isEqualTo(orderId);
     assertThat(wire)
         .singleElement()
         .satisfies(
@@ -168,6 +171,42 @@ class AdminCommandTest {
                   .contains("/ap-east-1/execute-api/aws4_request");
               assertThat(r.header("x-amz-date")).matches("\\d{8}T\\d{6}Z");
             });
+  }
+
+  /**
+   * Without --json the story is the timeline a person reads, from this stack's answer; with it, the
+   * same answer for scripts: camelCase keys and the outbox payloads as nested objects.
+   */
+  @Test
+  void storyPrintsTheTimelineByDefaultAndCamelCaseJsonWithNestedPayloadsWithJson()
+      throws Exception {
+    String orderId = place();
+
+    Run timeline = admin("story", orderId);
+    Run json = admin("story", orderId, "--json");
+    Run pauses = admin("pauses");
+
+    assertThat(timeline.exit()).as(timeline.err()).isZero();
+    assertThat(timeline.out())
+        .startsWith("order " + orderId + "  tenant default  UNPAID  1000 fen  user ")
+        .containsPattern("\\n\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\dZ  placed  pay by ")
+        .contains("(10m 0s to pay)\n")
+        .containsPattern(
+            "\\ndeadline  payment due [-0-9 :]+Z, in 9m \\d+s \\(the close path closes it\\)\\n")
+        .containsPattern(
+            "\\ntimer     SCHEDULED, due [-0-9 :]+Z \\(in 9m \\d+s\\); shard \\d+; sweeper lease ")
+        .contains("\nitems     " + DemoCatalog.sku(3) + " x1\n")
+        .contains("\nstock     RESERVE " + DemoCatalog.sku(3) + " x1\n");
+    assertThat(json.exit()).as(json.err()).isZero();
+    assertThat(json.json().at("/order/orderId").asText()).isEqualTo(orderId);
+    assertThat(json.json().at("/order/expireAt").isTextual()).isTrue();
+    assertThat(json.json().has("order_id")).isFalse();
+    assertThat(json.json().at("/events/0/eventType").asText()).isEqualTo("created");
+    assertThat(json.json().at("/events/0/payload/amountFen").asLong()).isEqualTo(1000);
+    assertThat(json.out()).doesNotContain("_id\"", "\\\"");
+    assertThat(pauses.out())
+        .startsWith("JOB       STATE    SINCE  BY  REASON\n")
+        .contains("consumer  RUNNING  -      -   -\n");
   }
 
   // ---- helpers ----

@@ -2,6 +2,7 @@ package io.ordertimeout.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.ops.AdminCommand;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,8 +18,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The runbook (docs/operations/runbook.md) covers every alarm of template.yaml and of the
  * monitoring template it nests (metric and composite alarms), and every entry tells the on-call
- * engineer which {@code ./local admin} operation to run: an alarm added without an entry, or an
- * entry naming an operation the command does not have, fails here.
+ * engineer which {@code ./ops admin} operation to run: an alarm added without an entry, or an entry
+ * naming an operation the command does not have, fails here.
  */
 class RunbookTest {
   private static final Path ROOT = Main.templatePath().getParent();
@@ -27,7 +28,7 @@ class RunbookTest {
   private static final Pattern ENTRY = Pattern.compile("(?m)^#### (.+)$");
 
   private static final Pattern NAME = Pattern.compile("`([A-Za-z0-9]+)`");
-  private static final Pattern OPERATION = Pattern.compile("\\./local admin ([a-z-]+)");
+  private static final Pattern OPERATION = Pattern.compile("\\./ops admin ([a-z-]+)");
 
   @Test
   void everyAlarmHasAnEntryAndEveryEntryNamesAnExistingOperation() throws IOException {
@@ -42,8 +43,8 @@ class RunbookTest {
     entries.forEach(
         (alarm, body) -> {
           List<String> named = operations(body);
-          assertThat(named).as("./local admin operations in the entry of %s", alarm).isNotEmpty();
-          assertThat(AdminCommand.OPS.keySet())
+          assertThat(named).as("./ops admin operations in the entry of %s", alarm).isNotEmpty();
+          assertThat(AdminCommand.operations())
               .as("operations the entry of %s names", alarm)
               .containsAll(named);
           assertThat(body).as("entry of %s", alarm).contains("- Means:", "- Look:", "- Recover:");
@@ -54,7 +55,7 @@ class RunbookTest {
   void anEntryWithoutAnOperationOrAnAlarmWithoutAnEntryIsFound() {
     String readme =
         "intro\n# Runbook\n#### `AAlarm`\n- Means: x\n- Look: logs\n- Recover: wait\n"
-            + "#### `BAlarm`\n- Means: x\n- Look: `./local admin story <id>`\n- Recover: y\n"
+            + "#### `BAlarm`\n- Means: x\n- Look: `./ops admin story <id>`\n- Recover: y\n"
             + "# Next\n#### `NotARunbookEntry`\n";
     Map<String, String> entries = entries(readme);
 

@@ -1,9 +1,10 @@
 package io.ordertimeout.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 
+import io.ordertimeout.ops.Ops;
+import io.ordertimeout.ops.Smoke;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -17,7 +18,6 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -32,7 +32,7 @@ import software.amazon.awssdk.http.auth.aws.signer.AwsV4HttpSigner;
 import software.amazon.awssdk.http.auth.spi.signer.HttpSigner;
 
 /**
- * {@code ./local smoke} against the local stack, behind a {@link RecordingProxy} that plays API
+ * {@code ./ops smoke} against the local stack, behind a {@link RecordingProxy} that plays API
  * Gateway's edge: the local gateway verifies no SigV4, so the proxy's record of the wire is where
  * the signatures are checked (recomputed with the same fake keys).
  */
@@ -118,8 +118,9 @@ class SmokeTest {
       exit =
           withFakeKeysInSystemProperties(
               () ->
-                  Main.run(
+                  Ops.run(
                       List.of("smoke", "--api", edge.url() + "/", "--region", REGION),
+                      new PrintStream(printed, true, StandardCharsets.UTF_8),
                       new PrintStream(printed, true, StandardCharsets.UTF_8)));
     }
 
@@ -135,17 +136,10 @@ class SmokeTest {
                 + " refusal: the route must have no IAM authorizer)");
   }
 
+  /** The SKU a smoke orders by default is the first one the local stack seeds. */
   @Test
-  void theRegionComesFromTheExecuteApiHostAndAContradictingFlagIsRefused() {
-    URI api = URI.create("https://a1b2c3d4e5.execute-api.cn-north-1.amazonaws.com.cn");
-
-    assertThat(Smoke.region(api, Optional.empty(), Optional.empty())).isEqualTo("cn-north-1");
-    assertThat(Smoke.region(api, Optional.of("cn-north-1"), Optional.empty()))
-        .isEqualTo("cn-north-1");
-    assertThatThrownBy(() -> Smoke.region(api, Optional.of("us-east-1"), Optional.empty()))
-        .hasMessage(
-            "--region us-east-1 but a1b2c3d4e5.execute-api.cn-north-1.amazonaws.com.cn is in"
-                + " cn-north-1");
+  void theDefaultSkuIsTheFirstOfTheDemoCatalogue() {
+    assertThat(Smoke.DEFAULT_SKU).isEqualTo(DemoCatalog.sku(0));
   }
 
   // ---- helpers ----

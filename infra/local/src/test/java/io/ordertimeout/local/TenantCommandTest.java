@@ -60,7 +60,7 @@ class TenantCommandTest {
     env.put("OTC_TENANT_PRINCIPALS", PRINCIPALS);
     stack = LocalStack.start(new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0), env);
     endpoints = dir.resolve("local-up.json");
-    LocalEndpoints.of(stack).write(endpoints);
+    stack.endpoints().write(endpoints);
   }
 
   @AfterAll

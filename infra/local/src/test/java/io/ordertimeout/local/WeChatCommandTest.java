@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.ops.LocalEndpoints;
 import io.ordertimeout.testing.Await;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -57,7 +58,7 @@ class WeChatCommandTest {
         LocalStack.start(
             new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0), System.getenv());
     endpoints = dir.resolve("local-up.json");
-    LocalEndpoints.of(stack).write(endpoints);
+    stack.endpoints().write(endpoints);
   }
 
   @AfterAll

@@ -1,12 +1,12 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.aws.DbCredentials;
 import io.ordertimeout.aws.RedisLogin;
 import io.ordertimeout.aws.Secrets;
 import io.ordertimeout.aws.SecretsMerchantDirectory;
-import io.ordertimeout.local.Preflight.Check;
 import io.ordertimeout.mysql.JdbcTransport;
+import io.ordertimeout.ops.Preflight.Check;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.spec.PKCS8EncodedKeySpec;

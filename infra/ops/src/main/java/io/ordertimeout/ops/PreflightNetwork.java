@@ -1,6 +1,6 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
-import io.ordertimeout.local.Preflight.Check;
+import io.ordertimeout.ops.Preflight.Check;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;

@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -25,36 +25,40 @@ import software.amazon.awssdk.core.exception.SdkClientException;
 import software.amazon.awssdk.regions.providers.DefaultAwsRegionProviderChain;
 
 /**
- * {@code ./local smoke --api <ApiUrl>}: the post-deploy check. One real order through the deployed
+ * {@code ./ops smoke --api <ApiUrl>}: the post-deploy check. One real order through the deployed
  * API, signed with SigV4 as the mall backend signs ({@code execute-api:Invoke}): place it, read it,
  * cancel it, read until the stream consumer has closed it USER_CANCEL. Then one unsigned POST to
  * the webhook, which must reach payment-notify and be refused by it with 401 {"code":"FAIL", ...}:
  * API Gateway's own 403 {"message":"Forbidden"} would mean the route demands IAM auth, and WeChat
  * Pay's notifications would never arrive. One line per step; the first failed step named.
  */
-final class Smoke {
+public final class Smoke {
+
+  static final String NAME = "smoke";
 
   /** The user every smoke order belongs to: reports and queries can leave it out. */
-  static final String USER_ID = "smoke-test";
+  public static final String USER_ID = "smoke-test";
 
   /** Smoke order ids are {@code smoke<yyyyMMddHHmmss UTC>-<6 hex>}: 26 of out_trade_no's 32. */
-  static final String ORDER_PREFIX = "smoke";
+  public static final String ORDER_PREFIX = "smoke";
 
-  /** The local stack seeds sku-0000 (DemoCatalog); a deployed stack needs {@code --sku}. */
-  static final String DEFAULT_SKU = DemoCatalog.sku(0);
+  /**
+   * The first SKU the local stack seeds (its demo catalogue); a deployed stack needs {@code --sku}.
+   */
+  public static final String DEFAULT_SKU = "sku-0000";
 
   /**
    * 300 s: an order the smoke leaves behind (it stopped after placing) times out and gives its one
    * unit of stock back within 5 minutes instead of the API's default 15.
    */
-  static final int ORDER_TIMEOUT_SECONDS = 300;
+  public static final int ORDER_TIMEOUT_SECONDS = 300;
 
   /**
    * 90 s: the stream consumer is scheduled every minute and reads for about 66 s of its 85 s, so
    * runs overlap and a cancel is normally closed within a second; 90 s still covers a dropped run
    * and the next one a minute later.
    */
-  static final Duration DEFAULT_CLOSE_WAIT = Duration.ofSeconds(90);
+  public static final Duration DEFAULT_CLOSE_WAIT = Duration.ofSeconds(90);
 
   /** Reads while waiting for the close: at most 180 in 90 s, far under the API's 200/s. */
   private static final Duration POLL = Duration.ofMillis(500);
@@ -70,8 +74,8 @@ final class Smoke {
   private static final SecureRandom RANDOM = new SecureRandom();
 
   /** Where and what: the API's base URL, its region, the SKU to order one unit of. */
-  record Settings(URI api, String region, String sku, Duration closeWait) {
-    Settings {
+  public record Settings(URI api, String region, String sku, Duration closeWait) {
+    public Settings {
       if (!("https".equals(api.getScheme()) || "http".equals(api.getScheme()))
           || api.getHost() == null) {
         throw new IllegalArgumentException("--api must be an http(s) URL, was " + api);
@@ -81,12 +85,13 @@ final class Smoke {
   }
 
   /** One step's line: status -1 when no answer came (connection refused, timeout). */
-  record Step(String name, String method, String path, int status, long millis, String problem) {
-    boolean ok() {
+  public record Step(
+      String name, String method, String path, int status, long millis, String problem) {
+    public boolean ok() {
       return problem == null;
     }
 
-    String line() {
+    public String line() {
       return String.format(
           "%-4s  %-7s %-4s %-48s %4s %6d ms%s",
           ok() ? "OK" : "FAIL",
@@ -100,12 +105,16 @@ final class Smoke {
   }
 
   /** The order the smoke placed and every step run, in order. */
-  record Report(String orderId, List<Step> steps) {
-    Optional<Step> firstFailure() {
+  public record Report(String orderId, List<Step> steps) {
+    public Report {
+      steps = List.copyOf(steps);
+    }
+
+    public Optional<Step> firstFailure() {
       return steps.stream().filter(s -> !s.ok()).findFirst();
     }
 
-    boolean ok() {
+    public boolean ok() {
       return firstFailure().isEmpty();
     }
   }
@@ -125,17 +134,17 @@ final class Smoke {
   private final SigV4Client client;
   private final PrintStream out;
 
-  Smoke(Settings settings, AwsCredentialsProvider credentials, PrintStream out) {
+  public Smoke(Settings settings, AwsCredentialsProvider credentials, PrintStream out) {
     this.settings = settings;
     this.client = new SigV4Client(credentials.resolveCredentials(), settings.region());
     this.out = out;
   }
 
   /**
-   * {@code ./local smoke --api URL [--region R] [--profile P] [--sku S] [--wait SECONDS]}: 0 when
+   * {@code ./ops smoke --api URL [--region R] [--profile P] [--sku S] [--wait SECONDS]}: 0 when
    * every step passed, 1 when one failed, 2 when it could not start (flags, region, credentials).
    */
-  static int command(Main.Flags flags, PrintStream out) {
+  static int command(Flags flags, PrintStream out) {
     Smoke smoke;
     try {
       smoke = fromFlags(flags, out);
@@ -150,7 +159,7 @@ final class Smoke {
    * Credentials: --profile's, else the SDK's default chain (environment, system properties, the
    * AWS_PROFILE or default profile, container and instance roles), resolved once here.
    */
-  private static Smoke fromFlags(Main.Flags flags, PrintStream out) {
+  private static Smoke fromFlags(Flags flags, PrintStream out) {
     String api = flags.value("api", null);
     if (api == null) {
       throw new IllegalArgumentException("--api <the stack's ApiUrl output> is required");
@@ -174,7 +183,7 @@ final class Smoke {
    * The signing region: --region, else the one in an execute-api host name, else the profile's or
    * the environment's. A --region that contradicts the host would only earn a 403: refused here.
    */
-  static String region(URI api, Optional<String> flag, Optional<String> profile) {
+  public static String region(URI api, Optional<String> flag, Optional<String> profile) {
     Matcher host = API_GATEWAY_HOST.matcher(String.valueOf(api.getHost()));
     Optional<String> fromHost = host.matches() ? Optional.of(host.group(1)) : Optional.empty();
     if (flag.isPresent() && fromHost.isPresent() && !flag.get().equals(fromHost.get())) {
@@ -195,7 +204,7 @@ final class Smoke {
   }
 
   /** Runs every step, printing each as it ends, then the verdict. */
-  Report run() {
+  public Report run() {
     String orderId = newOrderId();
     out.println(
         "smoke: " + settings.api() + " (region " + settings.region() + "), order " + orderId);

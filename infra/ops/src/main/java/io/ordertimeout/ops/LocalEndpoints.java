@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -15,37 +15,45 @@ import java.util.Optional;
 
 /**
  * Where a running {@code ./local up} listens, in {@value #FILE} next to the build: the simulator
- * takes a free port at every start, and {@code ./local wechat} finds it here. The file names the
- * process that wrote it, so a file left by a killed stack is recognised as stale.
+ * takes a free port at every start, and {@code ./local wechat}, {@code ./local tenant} and {@code
+ * ./ops admin} find it here. The file names the process that wrote it, so a file left by a killed
+ * stack is recognised as stale. {@code ./local up} writes it; this module only reads it, so {@code
+ * ./ops} needs nothing of the local stack on its classpath.
  *
  * @param api the HTTP API, e.g. http://127.0.0.1:8080
  * @param simulator the WeChat Pay simulator, e.g. http://127.0.0.1:40123
  * @param pid the process of that {@code ./local up}
  */
-record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
+public record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
 
   /** Relative to the directory of template.yaml, the repository root. */
-  static final String FILE = "infra/local/target/local-up.json";
+  public static final String FILE = "infra/local/target/local-up.json";
 
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
-  static Path defaultFile() {
-    Path template = Main.templatePath().toAbsolutePath();
-    Path root = template.getParent();
-    if (root == null) {
-      throw new IllegalStateException("template.yaml has no parent directory: " + template);
+  /**
+   * {@value #FILE} under the repository root: the directory of {@code -Dotc.template} (set by
+   * {@code ./local} and {@code ./ops}), else the first directory above the working one that holds
+   * template.yaml, else the working directory.
+   */
+  public static Path defaultFile() {
+    String configured = System.getProperty("otc.template");
+    Path root = null;
+    if (configured != null) {
+      root = Path.of(configured).toAbsolutePath().getParent();
     }
-    return root.resolve(FILE);
-  }
-
-  static LocalEndpoints of(LocalStack stack) {
-    return new LocalEndpoints(
-        stack.apiUrl(), stack.simulator().baseUrl(), ProcessHandle.current().pid(), Instant.now());
+    for (Path dir = Path.of("").toAbsolutePath(); root == null && dir != null; ) {
+      if (Files.isRegularFile(dir.resolve("template.yaml"))) {
+        root = dir;
+      }
+      dir = dir.getParent();
+    }
+    return (root == null ? Path.of("").toAbsolutePath() : root).resolve(FILE);
   }
 
   /** Written whole to a sibling and moved into place, so a reader never sees half a file. */
-  void write(Path file) {
+  public void write(Path file) {
     String text =
         JSON.createObjectNode()
                 .put("api", api.toString())
@@ -70,7 +78,7 @@ record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
   }
 
   /** Empty when there is no file; a file that is not ours to read fails with its path. */
-  static Optional<LocalEndpoints> read(Path file) {
+  public static Optional<LocalEndpoints> read(Path file) {
     if (!Files.isRegularFile(file)) {
       return Optional.empty();
     }
@@ -89,7 +97,7 @@ record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
   }
 
   /** Removes the file when this process wrote it: a second stack's file is not ours to delete. */
-  static void deleteIfOurs(Path file) {
+  public static void deleteIfOurs(Path file) {
     try {
       if (read(file).map(e -> e.pid() == ProcessHandle.current().pid()).orElse(false)) {
         Files.deleteIfExists(file);
@@ -107,7 +115,7 @@ record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
    * @param deadHint appended to "start ./local up again" when its writer no longer runs
    * @throws IllegalStateException with the message to print
    */
-  static LocalEndpoints running(Path file, String missingHint, String deadHint) {
+  public static LocalEndpoints running(Path file, String missingHint, String deadHint) {
     LocalEndpoints endpoints =
         read(file)
             .orElseThrow(
@@ -129,7 +137,7 @@ record LocalEndpoints(URI api, URI simulator, long pid, Instant startedAt) {
     return endpoints;
   }
 
-  boolean writerAlive() {
+  public boolean writerAlive() {
     return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
 }

@@ -1,5 +1,6 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -11,6 +12,7 @@ import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -23,23 +25,29 @@ import software.amazon.awssdk.auth.credentials.ProfileCredentialsProvider;
 import software.amazon.awssdk.core.exception.SdkClientException;
 
 /**
- * {@code ./local admin <operation> ...}: the operator's tools (the admin API's /admin routes) from
+ * {@code ./ops admin <operation> ...}: the operator's tools (the admin API's /admin routes) from
  * the command line. Against the running {@code ./local up} by default (the API address it recorded
  * in {@link LocalEndpoints}; the local gateway needs no signature), or against a deployed stack
  * with {@code --api <ApiUrl>}, every request signed with SigV4 for execute-api ({@link
  * SigV4Client}).
  *
- * <p>Exit 0 with the API's JSON answer on stdout; 1 with "status CODE: message" on stderr when the
- * API refused (400, 404, 409) or failed; 2 on a usage error.
+ * <p>Exit 0 with the answer on stdout: for a person by default ({@link AdminOutput}: the story as a
+ * timeline, lists as tables), or with {@code --json} for scripts ({@link AdminJson}: camelCase
+ * keys, stored payloads as nested objects); 1 with "status CODE: message" on stderr when the API
+ * refused (400, 404, 409) or failed; 2 on a usage error.
  */
-final class AdminCommand {
+public final class AdminCommand {
 
   static final String NAME = "admin";
 
   private static final Set<String> VALUE_FLAGS =
       Set.of("api", "region", "profile", "status", "tenant", "order", "type", "limit", "reason");
-  private static final Set<String> SWITCHES = Set.of("all", "filter", "wechat", "disown-trade");
-  private static final Set<String> TRANSPORT = Set.of("api", "region", "profile");
+  private static final Set<String> SWITCHES =
+      Set.of("all", "filter", "wechat", "disown-trade", "json");
+
+  /** Flags every operation takes: where the API is, and the output's form. */
+  private static final Set<String> TRANSPORT = Set.of("api", "region", "profile", "json");
+
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -47,6 +55,11 @@ final class AdminCommand {
   private record Op(String synopsis, String does) {}
 
   static final Map<String, Op> OPS = new LinkedHashMap<>();
+
+  /** The operations' names, as the runbook names them. */
+  public static Set<String> operations() {
+    return Set.copyOf(OPS.keySet());
+  }
 
   static {
     OPS.put(
@@ -65,7 +78,8 @@ final class AdminCommand {
         "story",
         new Op(
             "story <orderId> [--tenant T] [--wechat]",
-            "rows, timer and lease, pending entries, flags (+ WeChat's trade state)"));
+            "the timeline: steps against their deadlines, timer and lease, pending entries, flags"
+                + " (+ WeChat's trade state)"));
     OPS.put(
         "force-close",
         new Op(
@@ -114,7 +128,7 @@ final class AdminCommand {
 
     List<String> expect(int n) {
       if (positionals.size() != n) {
-        throw new UsageException("usage: ./local admin " + OPS.get(op).synopsis());
+        throw new UsageException("usage: ./ops admin " + OPS.get(op).synopsis());
       }
       return positionals;
     }
@@ -137,20 +151,27 @@ final class AdminCommand {
       String v = flags.get(name);
       if (v == null || v.isBlank()) {
         throw new UsageException(
-            op + " needs --" + name + "; usage: ./local admin " + OPS.get(op).synopsis());
+            op + " needs --" + name + "; usage: ./ops admin " + OPS.get(op).synopsis());
       }
       return v;
     }
   }
 
   private final Path endpointsFile;
+  private final Clock clock;
 
   /** {@code endpointsFile}: where {@code ./local up} records the API's address. */
-  AdminCommand(Path endpointsFile) {
-    this.endpointsFile = endpointsFile;
+  public AdminCommand(Path endpointsFile) {
+    this(endpointsFile, Clock.systemUTC());
   }
 
-  int run(List<String> words, PrintStream out, PrintStream err) {
+  /** {@code clock}: the "now" the timeline measures deadlines from. */
+  AdminCommand(Path endpointsFile, Clock clock) {
+    this.endpointsFile = endpointsFile;
+    this.clock = clock;
+  }
+
+  public int run(List<String> words, PrintStream out, PrintStream err) {
     try {
       Args args = Args.parse(words);
       if (args.op() == null || args.op().equals("help")) {
@@ -161,14 +182,21 @@ final class AdminCommand {
         throw new UsageException("unknown operation '" + args.op() + "'");
       }
       Call call = call(args);
-      out.println(send(args, call));
+      JsonNode answer = AdminJson.machine(send(args, call));
+      out.print(
+          args.flags().containsKey("json")
+              ? JSON.writeValueAsString(answer) + "\n"
+              : AdminOutput.render(args.op(), answer, clock.instant()));
       return 0;
     } catch (UsageException e) {
-      err.println("./local admin: " + e.getMessage());
+      err.println("./ops admin: " + e.getMessage());
       usage(err);
       return 2;
     } catch (Failure e) {
-      err.println("./local admin: " + e.getMessage());
+      err.println("./ops admin: " + e.getMessage());
+      return 1;
+    } catch (JsonProcessingException e) {
+      err.println("./ops admin: cannot print the answer: " + e.getMessage());
       return 1;
     }
   }
@@ -283,7 +311,7 @@ final class AdminCommand {
         && args.flags().size() == 1 + transport(args)) {
       body.put("all", true);
     } else {
-      throw new UsageException("usage: ./local admin " + OPS.get("redrive").synopsis());
+      throw new UsageException("usage: ./ops admin " + OPS.get("redrive").synopsis());
     }
     return new Call("POST", "/admin/dead-letters/redrive", body.toString());
   }
@@ -317,7 +345,7 @@ final class AdminCommand {
 
   // ---- the API ----
 
-  private String send(Args args, Call call) {
+  private JsonNode send(Args args, Call call) {
     String api = args.flag("api");
     SigV4Client client;
     URI base;
@@ -349,7 +377,7 @@ final class AdminCommand {
     return answer(client, call, base, api != null);
   }
 
-  private static String answer(SigV4Client client, Call call, URI base, boolean sign) {
+  private static JsonNode answer(SigV4Client client, Call call, URI base, boolean sign) {
     SigV4Client.Response response;
     try {
       response = client.send(call.method(), URI.create(base + call.path()), call.body(), sign);
@@ -369,11 +397,7 @@ final class AdminCommand {
       throw new Failure(
           call.method() + " " + call.path() + ": " + response.status() + " " + message);
     }
-    try {
-      return JSON.writeValueAsString(body);
-    } catch (IOException e) {
-      return response.body();
-    }
+    return body;
   }
 
   /** What ./local up recorded, if that process still runs. */
@@ -399,12 +423,16 @@ final class AdminCommand {
   }
 
   private static void usage(PrintStream out) {
-    out.println("usage: ./local admin <operation> [--api <ApiUrl> [--region R] [--profile P]]");
-    OPS.values().forEach(op -> out.printf("  %-86s %s%n", op.synopsis(), op.does()));
+    out.println(
+        "usage: ./ops admin <operation> [--api <ApiUrl> [--region R] [--profile P]] [--json]");
+    Table ops = Table.unheaded(2);
+    OPS.values().forEach(op -> ops.row("  " + op.synopsis(), op.does()));
+    out.print(ops.render());
     out.println(
         "Without --api: the ./local up recorded in "
             + LocalEndpoints.FILE
             + "; with it: a deployed stack, SigV4-signed (the caller needs execute-api:Invoke on"
-            + " /admin/*).");
+            + " /admin/*). --json: the answer for scripts (camelCase keys, payloads as nested"
+            + " JSON) instead of the timeline and tables.");
   }
 }

@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -7,13 +7,13 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The words after a {@code ./local} command ({@code admin}, {@code wechat}): the operation, its
- * positional arguments and its flags. Each command names its own switches and value flags and turns
- * a refusal into its own usage error.
+ * The words after a command ({@code ./ops admin}, {@code ./local wechat}, {@code ./local tenant}):
+ * the operation, its positional arguments and its flags. Each command names its own switches and
+ * value flags and turns a refusal into its own usage error.
  */
-record CommandWords(String op, List<String> positionals, Map<String, String> flags) {
+public record CommandWords(String op, List<String> positionals, Map<String, String> flags) {
   /** Refused words: an unknown flag, or a value flag without its value. */
-  static final class Refused extends IllegalArgumentException {
+  public static final class Refused extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
 
     Refused(String message) {
@@ -21,7 +21,8 @@ record CommandWords(String op, List<String> positionals, Map<String, String> fla
     }
   }
 
-  static CommandWords parse(List<String> args, Set<String> switches, Set<String> valueFlags) {
+  public static CommandWords parse(
+      List<String> args, Set<String> switches, Set<String> valueFlags) {
     List<String> positionals = new ArrayList<>();
     Map<String, String> flags = new LinkedHashMap<>();
     for (int i = 0; i < args.size(); i++) {

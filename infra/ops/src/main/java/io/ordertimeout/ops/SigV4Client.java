@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import java.io.IOException;
 import java.net.URI;

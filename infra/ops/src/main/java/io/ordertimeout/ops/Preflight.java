@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import java.io.PrintStream;
 import java.net.URI;
@@ -20,10 +20,10 @@ import software.amazon.awssdk.services.secretsmanager.SecretsManagerClient;
 import software.amazon.awssdk.services.secretsmanager.SecretsManagerClientBuilder;
 
 /**
- * {@code ./local preflight --stack-params K=V,...}: checks, through the AWS API, what the
- * functions' init needs before a deploy starts. SnapStart runs init while CloudFormation publishes
- * each version, so a missing secret, a subnet without a way out or a security group nobody admits
- * fails the stack only after ~20 minutes of rollback; here it fails in seconds, one line per check.
+ * {@code ./ops preflight --stack-params K=V,...}: checks, through the AWS API, what the functions'
+ * init needs before a deploy starts. SnapStart runs init while CloudFormation publishes each
+ * version, so a missing secret, a subnet without a way out or a security group nobody admits fails
+ * the stack only after ~20 minutes of rollback; here it fails in seconds, one line per check.
  *
  * <p>Read-only: Secrets Manager GetSecretValue (the values are parsed, never printed) and EC2
  * Describe* calls, so it needs {@code secretsmanager:GetSecretValue} on the secrets and {@code
@@ -46,14 +46,14 @@ final class Preflight {
   private Preflight() {}
 
   /**
-   * {@code ./local preflight --stack-params K=V,... [--profile P] [--region R] [--endpoint-url
-   * URL]}: 0 when every check passed, 1 when one failed, 2 when it could not start.
+   * {@code ./ops preflight --stack-params K=V,... [--profile P] [--region R] [--endpoint-url URL]}:
+   * 0 when every check passed, 1 when one failed, 2 when it could not start.
    */
-  static int command(Main.Flags flags, PrintStream out) {
+  static int command(Flags flags, PrintStream out) {
     String params = flags.value("stack-params", null);
     if (params == null) {
       out.println(
-          "usage: ./local preflight --stack-params SubnetIds=subnet-a,subnet-b,SecurityGroupId=sg-1,"
+          "usage: ./ops preflight --stack-params SubnetIds=subnet-a,subnet-b,SecurityGroupId=sg-1,"
               + "DbSecretArn=...,WeChatPaySecretArn=...[,RedisSecretArn=...,MysqlUrl=...,RedisUri=...]"
               + " [--profile P] [--region R] [--endpoint-url URL]");
       return 2;

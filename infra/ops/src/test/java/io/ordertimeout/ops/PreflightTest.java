@@ -1,4 +1,4 @@
-package io.ordertimeout.local;
+package io.ordertimeout.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -36,7 +36,7 @@ import software.amazon.awssdk.services.ec2.model.VpcEndpointType;
 import software.amazon.awssdk.services.secretsmanager.SecretsManagerClient;
 
 /**
- * {@code ./local preflight} against moto_server's EC2 and Secrets Manager, seeded through the SDK
+ * {@code ./ops preflight} against moto_server's EC2 and Secrets Manager, seeded through the SDK
  * with a deployable setup (every check passes, exit 0) and a broken one (each check's own failure,
  * exit 1). Skipped with the reason when moto_server is not on the PATH.
  */
