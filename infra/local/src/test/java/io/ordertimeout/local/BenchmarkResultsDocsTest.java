@@ -40,7 +40,12 @@ class BenchmarkResultsDocsTest {
               + NUMBER
               + ")(?:\\s?(%|x|ms|s|us|KB|MB|GB|GiB|(?:[a-z]+)?/s)(?![\\w/]))?(?![\\w])");
 
-  private static final Pattern FILE_NAME = Pattern.compile("(\\d{4}-\\d{2}-\\d{2})-[a-z0-9-]+\\.md");
+  private static final Pattern FILE_NAME =
+      Pattern.compile("(\\d{4}-\\d{2}-\\d{2})-[a-z0-9-]+\\.md");
+
+  /** Inline code with an argument: a command, not only a name. */
+  private static final Pattern INLINE_COMMAND = Pattern.compile("`[^`]+ [^`]+`");
+
   private static final Pattern COMMIT = Pattern.compile("commit not recorded|\\b[0-9a-f]{7,40}\\b");
 
   /** One figure of the README: its number and unit ("/s" for any rate), as written. */
@@ -262,11 +267,15 @@ class BenchmarkResultsDocsTest {
     return null;
   }
 
+  /**
+   * Whether the header gives the command: inline code with its arguments, or a code block after the
+   * field.
+   */
   private static boolean hasCommand(List<String> lines) {
     for (int i = 0; i < lines.size(); i++) {
       String l = lines.get(i);
       if (l.startsWith("- **Command**")) {
-        if (l.contains("`")) {
+        if (INLINE_COMMAND.matcher(field(lines, "Command")).find()) {
           return true;
         }
         for (int j = i + 1; j < lines.size(); j++) {
