@@ -1,6 +1,7 @@
 package io.ordertimeout.local;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -144,10 +145,7 @@ class BenchmarkResultsDocsTest {
   void figuresAreFoundWithTheirUnits() {
     assertThat(figures("12,327/s, 96% of raw SQL's 12,863/s"))
         .extracting(Figure::number, Figure::unit)
-        .containsExactly(
-            org.assertj.core.groups.Tuple.tuple("12,327", "/s"),
-            org.assertj.core.groups.Tuple.tuple("96", "%"),
-            org.assertj.core.groups.Tuple.tuple("12,863", "/s"));
+        .containsExactly(tuple("12,327", "/s"), tuple("96", "%"), tuple("12,863", "/s"));
     assertThat(figures("close lag p99 378-604 ms, 101% (651 vs 645 placements/s)"))
         .extracting(Figure::asWritten)
         .containsExactly("378-604 ms", "101%", "651", "645 placements/s");
