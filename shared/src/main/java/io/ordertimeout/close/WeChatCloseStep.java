@@ -93,8 +93,10 @@ public final class WeChatCloseStep {
    *
    * @param prepayId the order's prepay_id when it was classified (null while its prepay had not
    *     stored one): WeChat's verdict holds for that prepay state only
+   * @param overdueMillis how long past its deadline the order was when classified, by the database
+   *     clock (negative before it: a cancel)
    */
-  record Prepaid(String orderId, String tenantId, String prepayId) {}
+  record Prepaid(String orderId, String tenantId, String prepayId, long overdueMillis) {}
 
   /** Checks every order concurrently; answers one verdict per order, in the given order. */
   Map<String, Checked> check(List<Prepaid> orders) {
