@@ -197,11 +197,11 @@ public final class OrderCloser {
         case FAILED -> failed.add(checked.orderId());
       }
     }
-    defer(tenantId, deferred.stream().map(asked::get).toList());
+    List<String> stuck = defer(tenantId, deferred.stream().map(asked::get).toList());
     metrics.count("close_paid_at_wechat", paid.size());
     metrics.count("close_deferred_user_paying", deferred.size());
     CloseResult weChatOutcome =
-        new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed);
+        new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed, stuck);
     if (closable.isEmpty()) {
       return new Pass(weChatOutcome, List.of(), Set.of());
     }
@@ -240,9 +240,9 @@ public final class OrderCloser {
    * it is counted ({@code orders_userpaying_stuck}, alarmed), logged and flagged for an operator,
    * and compensation queries it on each run meanwhile.
    */
-  private void defer(String tenantId, List<Prepaid> deferred) {
+  private List<String> defer(String tenantId, List<Prepaid> deferred) {
     if (deferred.isEmpty()) {
-      return;
+      return List.of();
     }
     Map<String, Long> at = new HashMap<>();
     List<Prepaid> stuck = new ArrayList<>();
@@ -259,6 +259,7 @@ public final class OrderCloser {
     if (!stuck.isEmpty()) {
       flagStuck(tenantId, stuck);
     }
+    return stuck.stream().map(Prepaid::orderId).toList();
   }
 
   private void flagStuck(String tenantId, List<Prepaid> stuck) {

@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * close the other's trade. An order whose trade cannot be told apart from another tenant's stays
  * UNPAID (FAILED, counted as close_trade_unreachable) for an operator; compensation flags it.
  *
+ * <p>A close-order answer is no proof on its own: a 204 or a 404 is confirmed by a query before the
+ * order may close (see closeAtWeChat); RULE_LIMIT, SYSTEM_ERROR and FREQUENCY_LIMITED are transient
+ * (FAILED, retried by a later pass), USERPAYING in either spelling defers.
+ *
  * <p>A trade in state REFUND was paid and then refunded (by the merchant, by hand): no money stays
  * with the merchant and WeChat accepts no new payment on it, so it is not paid and the order may
  * close (counted as close_refunded_trade; compensation flags the closed order for an operator).

@@ -33,10 +33,11 @@ public record OtcConfig(
     Duration userPayingLimit) {
 
   /**
-   * WeChat's password sheet gives up on an idle payer within a few minutes, and WeChat's own advice
-   * for a payment waiting on the password is to poll it for about half a minute before revoking it:
-   * 5 minutes past the deadline covers a slow payer and a slow sheet with room to spare, while
-   * bounding how long a walked-away payer holds stock and a coupon at the 5 s retry.
+   * A payer at WeChat's password sheet finishes or leaves it within a minute or two, and WeChat's
+   * advice for a code payment answered USERPAYING is to query it again every 10 s or so and give up
+   * (revoke it) after about 30 s: 5 minutes past the deadline is well past both, so a slow payer is
+   * still waited for, while a walked-away one holds stock and a coupon at the 5 s retry for that
+   * long only.
    */
   static final Duration DEFAULT_USER_PAYING_LIMIT = Duration.ofMinutes(5);
 
