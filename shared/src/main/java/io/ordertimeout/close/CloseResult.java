@@ -16,9 +16,13 @@ import java.util.Map;
  * @param unknown ids with no order in MySQL: their timers were removed
  * @param paid prepaid orders WeChat reported paid: this call took the paid path for them
  * @param deferred prepaid orders whose payer was paying at WeChat (USERPAYING): left UNPAID, their
- *     timers moved a few seconds ahead
+ *     timers moved a few seconds ahead, or one compensation period once past the USERPAYING limit
+ *     (those are flagged USERPAYING_STUCK)
  * @param failed prepaid orders WeChat gave no definite answer for (errors, timeouts): left UNPAID
  *     with their timers where they were (the claim lease brings them back)
+ * @param stuck the deferred orders past the USERPAYING limit (a subset of {@code deferred}):
+ *     flagged USERPAYING_STUCK, their timers one compensation period ahead, which with
+ *     compensation's overdue pass now own the retry
  */
 public record CloseResult(
     List<ClosedOrder> closed,
@@ -27,7 +31,8 @@ public record CloseResult(
     List<String> unknown,
     List<String> paid,
     List<String> deferred,
-    List<String> failed) {
+    List<String> failed,
+    List<String> stuck) {
 
   public CloseResult {
     closed = List.copyOf(closed);
@@ -37,6 +42,19 @@ public record CloseResult(
     paid = List.copyOf(paid);
     deferred = List.copyOf(deferred);
     failed = List.copyOf(failed);
+    stuck = List.copyOf(stuck);
+  }
+
+  /** A result with no order past the USERPAYING limit. */
+  public CloseResult(
+      List<ClosedOrder> closed,
+      List<String> alreadyFinal,
+      Map<String, Long> notDue,
+      List<String> unknown,
+      List<String> paid,
+      List<String> deferred,
+      List<String> failed) {
+    this(closed, alreadyFinal, notDue, unknown, paid, deferred, failed, List.of());
   }
 
   /** A result of the database step alone (no prepaid order was involved). */
@@ -63,7 +81,8 @@ public record CloseResult(
         concat(unknown, other.unknown),
         concat(paid, other.paid),
         concat(deferred, other.deferred),
-        concat(failed, other.failed));
+        concat(failed, other.failed),
+        concat(stuck, other.stuck));
   }
 
   private static <T> List<T> concat(List<T> a, List<T> b) {

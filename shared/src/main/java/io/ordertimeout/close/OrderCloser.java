@@ -75,6 +75,16 @@ public final class OrderCloser {
   static final Duration USER_PAYING_RETRY = Duration.ofSeconds(5);
 
   /**
+   * Past the USERPAYING limit (OTC_USERPAYING_LIMIT_MS) an order is looked at again only this
+   * often: one compensation period (its schedule is rate(5 minutes)), which also queries it on each
+   * run.
+   */
+  static final Duration USER_PAYING_STUCK_RETRY = Duration.ofMinutes(5);
+
+  /** The compensation_flags kind of an order still USERPAYING past the limit. */
+  public static final String USER_PAYING_STUCK_FLAG = "USERPAYING_STUCK";
+
+  /**
    * WeChat rounds per call. A prepay_id goes from NULL to a value once and never changes after
    * (PrepayService stores it only over NULL or the same id), so the second round sees the final
    * prepay state; an order still changing after it is left UNPAID (failed) for a later pass rather
@@ -88,20 +98,28 @@ public final class OrderCloser {
   private final Metrics metrics;
   private final WeChatCloseStep weChat;
   private final PaymentService payments;
+  private final Duration userPayingLimit;
 
+  /**
+   * @param userPayingLimit how long past its deadline an order whose payer is paying is looked at
+   *     again every {@link #USER_PAYING_RETRY}; past it, it is flagged USERPAYING_STUCK and looked
+   *     at every {@link #USER_PAYING_STUCK_RETRY} (OTC_USERPAYING_LIMIT_MS)
+   */
   public OrderCloser(
       Tx tx,
       TimerIndex timers,
       TimeSource time,
       Metrics metrics,
       WeChatCloseStep weChat,
-      PaymentService payments) {
+      PaymentService payments,
+      Duration userPayingLimit) {
     this.tx = tx;
     this.timers = timers;
     this.time = time;
     this.metrics = metrics;
     this.weChat = weChat;
     this.payments = payments;
+    this.userPayingLimit = Objects.requireNonNull(userPayingLimit, "userPayingLimit");
   }
 
   /**
@@ -179,11 +197,11 @@ public final class OrderCloser {
         case FAILED -> failed.add(checked.orderId());
       }
     }
-    defer(tenantId, deferred);
+    List<String> stuck = defer(tenantId, deferred.stream().map(asked::get).toList());
     metrics.count("close_paid_at_wechat", paid.size());
     metrics.count("close_deferred_user_paying", deferred.size());
     CloseResult weChatOutcome =
-        new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed);
+        new CloseResult(List.of(), List.of(), Map.of(), List.of(), paid, deferred, failed, stuck);
     if (closable.isEmpty()) {
       return new Pass(weChatOutcome, List.of(), Set.of());
     }
@@ -214,14 +232,87 @@ public final class OrderCloser {
     }
   }
 
-  private void defer(String tenantId, List<String> deferred) {
+  /**
+   * Moves the timers of orders whose payer is paying: 5 s ahead while the order is less than the
+   * USERPAYING limit past its deadline, one compensation period ahead past it. A payer still at the
+   * password sheet minutes after the deadline has walked away from it (WeChat's sheet times out) or
+   * WeChat is stuck: the order holds its stock and coupon until WeChat says NOTPAY or SUCCESS, so
+   * it is counted ({@code orders_userpaying_stuck}, alarmed), logged and flagged for an operator,
+   * and compensation queries it on each run meanwhile.
+   */
+  private List<String> defer(String tenantId, List<Prepaid> deferred) {
     if (deferred.isEmpty()) {
-      return;
+      return List.of();
     }
     Map<String, Long> at = new HashMap<>();
-    long retryAt = time.nowMillis() + USER_PAYING_RETRY.toMillis();
-    deferred.forEach(id -> at.put(id, retryAt));
+    List<Prepaid> stuck = new ArrayList<>();
+    long now = time.nowMillis();
+    for (Prepaid order : deferred) {
+      boolean pastLimit = order.overdueMillis() >= userPayingLimit.toMillis();
+      if (pastLimit) {
+        stuck.add(order);
+      }
+      Duration retry = pastLimit ? USER_PAYING_STUCK_RETRY : USER_PAYING_RETRY;
+      at.put(order.orderId(), now + retry.toMillis());
+    }
     timers.scheduleAll(tenantId, DeadlineKind.PAYMENT_TIMEOUT, at);
+    if (!stuck.isEmpty()) {
+      flagStuck(tenantId, stuck);
+    }
+    return stuck.stream().map(Prepaid::orderId).toList();
+  }
+
+  private void flagStuck(String tenantId, List<Prepaid> stuck) {
+    metrics.count(MetricNames.ORDERS_USERPAYING_STUCK, stuck.size());
+    for (Prepaid order : stuck) {
+      log.warn(
+          "order {}/{} is still USERPAYING at WeChat {} ms past its deadline (limit {} ms): it"
+              + " holds its stock and coupon; flagged {}, asked again every {} s. Check the trade"
+              + " (./local admin story {} --wechat); it closes once WeChat says NOTPAY or CLOSED",
+          tenantId,
+          order.orderId(),
+          order.overdueMillis(),
+          userPayingLimit.toMillis(),
+          USER_PAYING_STUCK_FLAG,
+          USER_PAYING_STUCK_RETRY.toSeconds(),
+          order.orderId());
+    }
+    try {
+      tx.inTransaction(
+          "flag " + stuck.size() + " USERPAYING orders of tenant " + tenantId,
+          c -> raiseStuckFlags(c, tenantId, stuck));
+    } catch (RuntimeException e) {
+      // The timers are moved and the metric counted; the next look flags them again.
+      log.error("USERPAYING_STUCK flags of tenant {} not written: {}", tenantId, e.toString());
+    }
+  }
+
+  /**
+   * One compensation_flags row per order (the table of divergences an operator works through):
+   * seeing it again counts the sighting and reopens a resolved row; compensation resolves it once
+   * the order is no longer UNPAID.
+   */
+  private int raiseStuckFlags(Connection c, String tenantId, List<Prepaid> stuck)
+      throws SQLException {
+    String sql =
+        "INSERT INTO compensation_flags (kind, tenant_id, subject, evidence) VALUES (?,?,?,?)"
+            + " ON DUPLICATE KEY UPDATE evidence = ?, last_seen_at = NOW(3),"
+            + " seen_count = seen_count + 1, resolved_at = NULL";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      Statements.Batch batch = new Statements.Batch(ps, sql);
+      for (Prepaid order : stuck) {
+        String evidence =
+            "{\"wechatState\":\"USERPAYING\",\"overdueMs\":"
+                + order.overdueMillis()
+                + ",\"limitMs\":"
+                + userPayingLimit.toMillis()
+                + ",\"retryEveryMs\":"
+                + USER_PAYING_STUCK_RETRY.toMillis()
+                + "}";
+        batch.row(USER_PAYING_STUCK_FLAG, tenantId, order.orderId(), evidence, evidence);
+      }
+      return batch.execute().length;
+    }
   }
 
   private void afterCommit(
@@ -377,7 +468,8 @@ public final class OrderCloser {
             found.dueIn.put(id, (dueInUs + 999) / 1_000);
           } else if (rs.getBoolean("prepaid")
               && !clearedFor(clearedAtWeChat.get(id), rs.getString("prepay_id"))) {
-            found.prepaid.add(new Prepaid(id, tenantId, rs.getString("prepay_id")));
+            found.prepaid.add(
+                new Prepaid(id, tenantId, rs.getString("prepay_id"), -dueInUs / 1_000));
           } else {
             found.eligible.add(id);
             if (rs.getBoolean("cancel_requested")) {

@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * close the other's trade. An order whose trade cannot be told apart from another tenant's stays
  * UNPAID (FAILED, counted as close_trade_unreachable) for an operator; compensation flags it.
  *
+ * <p>A close-order answer is no proof on its own: a 204 or a 404 is confirmed by a query before the
+ * order may close (see closeAtWeChat); RULE_LIMIT, SYSTEM_ERROR and FREQUENCY_LIMITED are transient
+ * (FAILED, retried by a later pass), USERPAYING in either spelling defers.
+ *
  * <p>A trade in state REFUND was paid and then refunded (by the merchant, by hand): no money stays
  * with the merchant and WeChat accepts no new payment on it, so it is not paid and the order may
  * close (counted as close_refunded_trade; compensation flags the closed order for an operator).
@@ -93,8 +97,10 @@ public final class WeChatCloseStep {
    *
    * @param prepayId the order's prepay_id when it was classified (null while its prepay had not
    *     stored one): WeChat's verdict holds for that prepay state only
+   * @param overdueMillis how long past its deadline the order was when classified, by the database
+   *     clock (negative before it: a cancel)
    */
-  record Prepaid(String orderId, String tenantId, String prepayId) {}
+  record Prepaid(String orderId, String tenantId, String prepayId, long overdueMillis) {}
 
   /** Checks every order concurrently; answers one verdict per order, in the given order. */
   Map<String, Checked> check(List<Prepaid> orders) {
@@ -187,17 +193,59 @@ public final class WeChatCloseStep {
     }
   }
 
+  /**
+   * Closes the trade at WeChat. ORDER_CLOSED proves the trade closed and ORDERPAID is re-queried
+   * for its transaction; a 204 or a 404 proves nothing (a 204 has been seen for an out_trade_no
+   * WeChat did not know), so a query confirms them: the order may close only once it shows the
+   * trade not payable ({@link #confirm}), and takes the paid path if it shows SUCCESS.
+   */
   private Checked closeAtWeChat(Prepaid order, WeChatTrade bound, TradeStatus trade) {
     WeChatCloseOutcome closed = gateway.close(order.tenantId(), bound);
-    if (closed != WeChatCloseOutcome.ALREADY_PAID) {
-      return checked(order, Verdict.CLOSABLE, trade);
-    }
-    // Paid between our query and our close: the re-query carries the transaction id.
-    TradeStatus paid = gateway.query(order.tenantId(), bound);
+    return switch (closed) {
+      case ALREADY_CLOSED -> checked(order, Verdict.CLOSABLE, trade);
+      case ALREADY_PAID -> paidDuringClose(order, gateway.query(order.tenantId(), bound));
+      case CLOSED, NOT_FOUND -> confirm(order, closed, gateway.query(order.tenantId(), bound));
+    };
+  }
+
+  /** Paid between our query and our close: the re-query carries the transaction id. */
+  private Checked paidDuringClose(Prepaid order, TradeStatus paid) {
     if (paid.state().paid()) {
       return checked(order, Verdict.PAID, paid);
     }
     return paid.state() == TradeState.REFUND ? refunded(order, paid) : failed(order);
+  }
+
+  /**
+   * WeChat's state after a close it answered 204 or 404. Not payable (CLOSED, NOTPAY, PAYERROR,
+   * REVOKED): the order may close. Unknown to WeChat: only if the order never stored a prepay_id,
+   * since a trade that answered a prepay cannot have vanished; otherwise it stays UNPAID and is
+   * counted (close_unconfirmed) and logged for an operator.
+   */
+  private Checked confirm(Prepaid order, WeChatCloseOutcome closed, TradeStatus after) {
+    TradeState state = after.state();
+    if (state.paid()) {
+      return checked(order, Verdict.PAID, after);
+    }
+    if (state == TradeState.REFUND) {
+      return refunded(order, after);
+    }
+    if (state == TradeState.USERPAYING) {
+      return checked(order, Verdict.DEFER, after);
+    }
+    if (state != TradeState.NOT_FOUND || order.prepayId() == null) {
+      return checked(order, Verdict.CLOSABLE, after);
+    }
+    metrics.count("close_unconfirmed", 1);
+    log.error(
+        "order {}/{} not closed: WeChat answered its close of trade {} with {} but a query finds"
+            + " no trade, though the order stored prepay_id {}; needs an operator",
+        order.tenantId(),
+        order.orderId(),
+        after.outTradeNo(),
+        closed == WeChatCloseOutcome.CLOSED ? "204" : "404 ORDER_NOT_EXIST",
+        order.prepayId());
+    return failed(order);
   }
 
   /** Paid and refunded: nothing to close at WeChat, nothing to sell; the order may close. */

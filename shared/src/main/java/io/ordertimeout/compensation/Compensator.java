@@ -44,7 +44,11 @@ import org.slf4j.LoggerFactory;
  * <ol>
  *   <li>{@code overdue}: UNPAID orders past their deadline plus the grace are closed through the
  *       close use case ({@code missed_by_redis}); a page whose close fails is retried order by
- *       order and what still fails is flagged CLOSE_FAILED.
+ *       order and what still fails is flagged CLOSE_FAILED. This asks WeChat again about orders
+ *       whose payer stayed USERPAYING past OTC_USERPAYING_LIMIT_MS (flag USERPAYING_STUCK, raised
+ *       by the closer): NOTPAY or CLOSED closes them, SUCCESS takes the paid path, still USERPAYING
+ *       keeps the flag; flags of orders no longer UNPAID are then resolved ({@code
+ *       userpaying_stuck_resolved}).
  *   <li>{@code unpaid}: every UNPAID order without a timer is rescheduled at its deadline ({@code
  *       rescheduled}; ZMSCORE per shard per page); a prepaid one whose prepay is older than the
  *       notify grace is queried at WeChat and, if paid, takes the paid path ({@code
@@ -148,6 +152,7 @@ public final class Compensator {
     Tally tally =
         new Tally(settings.pageBudget(), settings.wechatBudget(), remainingMillis, marginMillis);
     step(tally, "overdue", () -> closeOverdue(tally));
+    step(tally, "overdue", () -> weChatAudit.settledUserPaying(tally));
     step(tally, "overdue", () -> deadlineAudit.overdue(tally));
     step(tally, "unpaid", () -> checkUnpaid(tally));
     step(tally, "dead_letters", () -> redisAudit.deadLetters(tally));

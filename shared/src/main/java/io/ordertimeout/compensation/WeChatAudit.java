@@ -1,5 +1,6 @@
 package io.ordertimeout.compensation;
 
+import io.ordertimeout.close.OrderCloser;
 import io.ordertimeout.compensation.Compensator.Unpaid;
 import io.ordertimeout.mysql.DbTime;
 import io.ordertimeout.mysql.Tx;
@@ -68,6 +69,29 @@ final class WeChatAudit {
         }
       }
     }
+  }
+
+  /**
+   * Resolves the USERPAYING_STUCK flags of orders that are no longer UNPAID: the overdue category
+   * just asked WeChat about each still-open one through the closer, which closed it (NOTPAY or
+   * CLOSED at WeChat), took the paid path (SUCCESS) or flagged it again (still USERPAYING).
+   */
+  void settledUserPaying(Tally tally) {
+    int resolved =
+        tx.inTransaction(
+            "resolve USERPAYING_STUCK flags of settled orders",
+            c -> {
+              try (PreparedStatement ps =
+                  c.prepareStatement(
+                      "UPDATE compensation_flags f JOIN orders o"
+                          + " ON o.tenant_id = f.tenant_id AND o.order_id = f.subject"
+                          + " SET f.resolved_at = NOW(3)"
+                          + " WHERE f.kind = ? AND f.resolved_at IS NULL AND o.status <> 'UNPAID'")) {
+                ps.setString(1, OrderCloser.USER_PAYING_STUCK_FLAG);
+                return ps.executeUpdate();
+              }
+            });
+    tally.add("userpaying_stuck_resolved", resolved);
   }
 
   private record Closed(String orderId, String tenantId, LocalDateTime closedAt) {}

@@ -29,7 +29,17 @@ public record OtcConfig(
     Waits waits,
     DeadlineSettings deadlines,
     TenantSettings tenants,
-    AdminSettings admins) {
+    AdminSettings admins,
+    Duration userPayingLimit) {
+
+  /**
+   * A payer at WeChat's password sheet finishes or leaves it within a minute or two, and WeChat's
+   * advice for a code payment answered USERPAYING is to query it again every 10 s or so and give up
+   * (revoke it) after about 30 s: 5 minutes past the deadline is well past both, so a slow payer is
+   * still waited for, while a walked-away one holds stock and a coupon at the 5 s retry for that
+   * long only.
+   */
+  static final Duration DEFAULT_USER_PAYING_LIMIT = Duration.ofMinutes(5);
 
   public OtcConfig {
     Objects.requireNonNull(tenants, "tenant settings");
@@ -60,6 +70,10 @@ public record OtcConfig(
             + " OTC_WECHAT_STEP_TIMEOUT_MS ("
             + waits.weChatStep().toMillis()
             + "): a batch still asking WeChat when its lease ends is claimed again and asked twice");
+    Objects.requireNonNull(userPayingLimit, "OTC_USERPAYING_LIMIT_MS");
+    require(
+        !userPayingLimit.isNegative() && userPayingLimit.compareTo(Duration.ofDays(1)) <= 0,
+        "OTC_USERPAYING_LIMIT_MS must be 0..86400000, was " + userPayingLimit.toMillis());
     require(
         !invocationMargin.isNegative(),
         "OTC_INVOCATION_MARGIN_MS must not be negative, was " + invocationMargin.toMillis());
@@ -115,6 +129,13 @@ public record OtcConfig(
                     e.intValue(
                         "OTC_INVOCATION_MARGIN_MS",
                         (int) waits.transaction().multipliedBy(2).plusSeconds(1).toMillis())))
+            // How long past its deadline a payer still at the password sheet (USERPAYING) is
+            // waited for at the 5 s retry; past it, flagged and asked every 5 min (see the
+            // constant's reason).
+            .userPayingLimit(
+                Duration.ofMillis(
+                    e.intValue(
+                        "OTC_USERPAYING_LIMIT_MS", (int) DEFAULT_USER_PAYING_LIMIT.toMillis())))
             .migrateOnStart(Boolean.parseBoolean(e.get("OTC_MIGRATE_ON_START", "false")))
             .stream(streamSettings(e))
             .waits(waits)
@@ -276,7 +297,8 @@ public record OtcConfig(
             .waits(waits)
             .deadlines(deadlines)
             .tenants(tenants)
-            .admins(admins);
+            .admins(admins)
+            .userPayingLimit(userPayingLimit);
   }
 
   /** Every property, once, secrets masked: the init log line an operator reads after a deploy. */
@@ -304,6 +326,8 @@ public record OtcConfig(
         + tenants
         + ", "
         + admins
+        + ", userPayingLimit="
+        + userPayingLimit
         + "]";
   }
 
@@ -343,6 +367,8 @@ public record OtcConfig(
     private TenantSettings tenants = TenantSettings.UNSET;
     // and nobody may call the admin API
     private AdminSettings admins = AdminSettings.NOBODY;
+    // and the USERPAYING limit fromEnvironment falls back to
+    private Duration userPayingLimit = DEFAULT_USER_PAYING_LIMIT;
 
     public Builder mysqlUrl(String v) {
       mysqlUrl = v;
@@ -449,6 +475,11 @@ public record OtcConfig(
       return this;
     }
 
+    public Builder userPayingLimit(Duration v) {
+      userPayingLimit = v;
+      return this;
+    }
+
     /** The current stream settings, to derive changed ones: {@code b.stream(b.stream().with..)}. */
     public StreamSettings stream() {
       return stream;
@@ -471,7 +502,8 @@ public record OtcConfig(
           waits,
           deadlines,
           tenants,
-          admins);
+          admins,
+          userPayingLimit);
     }
   }
 

@@ -123,17 +123,29 @@ final class Settlement {
 
   /**
    * Acknowledges the entries whose orders the close settled (closed, paid, already final, unknown,
-   * not due); the orders WeChat left open stay pending: {@code failed} ones as a failed delivery,
-   * {@code deferred} ones (payer paying) as a delivery given back.
+   * not due, or flagged as past the USERPAYING limit); the orders WeChat left open stay pending:
+   * {@code failed} ones as a failed delivery, {@code deferred} ones (payer paying) as a delivery
+   * given back.
    */
   private void settle(
       List<Event> events, CloseResult result, CloseReason reason, Map<String, Long> deliveries) {
     Set<String> failed = Set.copyOf(result.failed());
     Set<String> deferred = Set.copyOf(result.deferred());
+    Set<String> stuck = Set.copyOf(result.stuck());
     List<StreamMessage<String, String>> done = new ArrayList<>(events.size());
     for (Event e : events) {
       String orderId = e.event().orderId();
-      if (deferred.contains(orderId)) {
+      if (stuck.contains(orderId)) {
+        // Past the USERPAYING limit the order's timer (one compensation period ahead) and
+        // compensation own the retry; a cancel's intent is on the row (cancel_requested_at).
+        log.info(
+            "stream entry {} ({} of order {}): the payer is still paying past the USERPAYING"
+                + " limit; acknowledged, its timer and compensation look again",
+            e.entry().getId(),
+            reason,
+            orderId);
+        done.add(e.entry());
+      } else if (deferred.contains(orderId)) {
         defer(e, reason, deliveries);
       } else if (failed.contains(orderId)) {
         deadLettering.failed(

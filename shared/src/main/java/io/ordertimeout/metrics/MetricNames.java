@@ -27,6 +27,13 @@ public final class MetricNames {
   public static final String STOCK_RELEASE_FAILURES = "stock_release_failures";
 
   /**
+   * Counter: a close found the order's payer still USERPAYING at WeChat longer than
+   * OTC_USERPAYING_LIMIT_MS past its deadline (counted at each look, every 5 minutes while it
+   * lasts).
+   */
+  public static final String ORDERS_USERPAYING_STUCK = "orders_userpaying_stuck";
+
+  /**
    * Histogram, sampled every 5 s: age of the oldest outbox row not yet relayed, per destination.
    */
   public static final String OUTBOX_LAG_MS = "outbox_lag_ms";
@@ -45,6 +52,7 @@ public final class MetricNames {
           DEAD_LETTERS,
           PAID_AFTER_CLOSE,
           STOCK_RELEASE_FAILURES,
+          ORDERS_USERPAYING_STUCK,
           OUTBOX_LAG_MS,
           STREAM_LAG_MS,
           STREAM_PENDING);

@@ -7,10 +7,10 @@ import java.util.Map;
  * names the tenant whose merchant account it acts for.
  *
  * <p>Definite answers come back as results. An answer that only says "not now" (HTTP 5xx,
- * SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING on close, timeouts, I/O errors, an unverifiable
- * response) is a {@link PaymentTransientException}: the caller leaves the order as it is and tries
- * again later. A request WeChat refuses for good (PARAM_ERROR, OUT_TRADE_NO_USED, SIGN_ERROR, ...)
- * is a {@link PaymentRejectedException}.
+ * SYSTEM_ERROR, FREQUENCY_LIMITED, RULE_LIMIT, USERPAYING on close, timeouts, I/O errors, an
+ * unverifiable response) is a {@link PaymentTransientException}: the caller leaves the order as it
+ * is and tries again later. A request WeChat refuses for good (PARAM_ERROR, OUT_TRADE_NO_USED,
+ * SIGN_ERROR, ...) is a {@link PaymentRejectedException}.
  *
  * <p>Trade calls name a {@link WeChatTrade} from the trade binding; a trade whose mchid is not the
  * tenant's merchant's is refused (MCHID_MISMATCH) before anything is sent.
@@ -32,7 +32,10 @@ public interface PaymentGateway {
    */
   TradeStatus query(String tenantId, WeChatTrade trade);
 
-  /** Closes an unpaid trade; ALREADY_PAID means the caller must take the paid path instead. */
+  /**
+   * Closes an unpaid trade; ALREADY_PAID means the caller must take the paid path instead. CLOSED
+   * (a 204) and NOT_FOUND do not prove the trade's state: the caller confirms them by a query.
+   */
   WeChatCloseOutcome close(String tenantId, WeChatTrade trade);
 
   /**

@@ -1,9 +1,9 @@
 package io.ordertimeout.wechat;
 
 /**
- * WeChat gave no definite answer: 5xx, SYSTEM_ERROR, FREQUENCY_LIMITED, USERPAYING on close, a
- * timeout, an I/O error or a response that failed verification. The caller retries later with
- * backoff; the trade may or may not have changed on WeChat's side.
+ * WeChat gave no definite answer: 5xx, SYSTEM_ERROR, FREQUENCY_LIMITED, RULE_LIMIT, USERPAYING on
+ * close, a timeout, an I/O error or a response that failed verification. The caller retries later
+ * with backoff; the trade may or may not have changed on WeChat's side.
  */
 public final class PaymentTransientException extends RuntimeException {
 

@@ -9,6 +9,10 @@ import java.util.Set;
  * Sorts the SDK's failures into "definite" and "try again". Codes are listed in both spellings
  * where WeChat has used both (APIv2's ORDERNOTEXIST lives on in some APIv3 answers next to
  * ORDER_NOT_EXIST).
+ *
+ * <p>RULE_LIMIT (HTTP 403, "business rule limit") is WeChat refusing the request for now under a
+ * rule of its own, typically a frequency rule: nothing about the trade changed, so it is retried as
+ * SYSTEM_ERROR and FREQUENCY_LIMITED are, never taken as a verdict on the trade.
  */
 final class WeChatErrors {
 
@@ -17,6 +21,7 @@ final class WeChatErrors {
           "SYSTEM_ERROR",
           "SYSTEMERROR",
           "FREQUENCY_LIMITED",
+          "RULE_LIMIT",
           "USERPAYING",
           "USER_PAYING",
           "BANK_ERROR",

@@ -181,9 +181,9 @@ public final class WeChatPayGateway implements PaymentGateway {
       return WeChatCloseOutcome.NOT_FOUND;
     }
     if (WeChatErrors.isClosed(e)) {
-      return WeChatCloseOutcome.CLOSED;
+      return WeChatCloseOutcome.ALREADY_CLOSED;
     }
-    throw e; // USERPAYING, SYSTEM_ERROR, ... : translated by call()
+    throw e; // USER_PAYING, SYSTEM_ERROR, FREQUENCY_LIMITED, RULE_LIMIT, ...: translated by call()
   }
 
   @Override

@@ -251,7 +251,8 @@ public final class Components implements AutoCloseable {
             metrics,
             new WeChatCloseStep(
                 gateway, payments.bindings(), wechatCalls, config.waits().weChatStep(), metrics),
-            payments);
+            payments,
+            config.userPayingLimit());
   }
 
   public static Components fromEnvironment() {

@@ -101,7 +101,8 @@ class CloseRacesPrepayTest extends WeChatStackFixture {
                 threads,
                 Duration.ofSeconds(10),
                 app.metrics()),
-            app.payments());
+            app.payments(),
+            app.config().userPayingLimit());
     int closesBefore = wechat.callCount(Endpoint.CLOSE);
 
     // The payer's prepay: prepaid_at committed, its WeChat call held at the gateway.

@@ -189,6 +189,124 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
     }
   }
 
+  @Test
+  void closeAnsweredOrderClosedIsClosedAndTheOrderClosesWithoutAConfirmingQuery() {
+    duePrepaid("pp-oclosed-1", "cp-1");
+    wechat.injectFault(Endpoint.CLOSE, Fault.ORDER_CLOSED, 1);
+    int queries = wechat.callCount(Endpoint.QUERY);
+
+    CloseResult result = close("pp-oclosed-1");
+
+    assertThat(result.closed()).extracting(ClosedOrder::orderId).containsExactly("pp-oclosed-1");
+    assertThat(wechat.callCount(Endpoint.QUERY) - queries).as("the query before the close").isOne();
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+        .isEqualTo(1);
+    assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("AVAILABLE|");
+  }
+
+  @Test
+  void closeAnsweredSystemErrorFrequencyLimitedOrRuleLimitIsRetriedUntilWeChatCloses() {
+    duePrepaid("pp-transient", "cp-1");
+    wechat.injectFault(Endpoint.CLOSE, Fault.SYSTEM_ERROR, 1);
+    wechat.injectFault(Endpoint.CLOSE, Fault.FREQUENCY_LIMITED, 1);
+    wechat.injectFault(Endpoint.CLOSE, Fault.RULE_LIMIT, 1);
+
+    List<CloseResult> refused =
+        List.of(close("pp-transient"), close("pp-transient"), close("pp-transient"));
+    String afterRefusals = status("pp-transient");
+    boolean timerKept =
+        stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-transient").isPresent();
+    CloseResult closed = close("pp-transient");
+
+    assertThat(refused).allSatisfy(r -> assertThat(r.failed()).containsExactly("pp-transient"));
+    assertThat(refused).allSatisfy(r -> assertThat(r.closed()).isEmpty());
+    assertThat(afterRefusals).isEqualTo("UNPAID|");
+    assertThat(timerKept).as("the claim lease brings it back").isTrue();
+    assertThat(stack.app().metrics().counter("close_wechat_failures")).isEqualTo(3);
+    assertThat(closed.closed()).extracting(ClosedOrder::orderId).containsExactly("pp-transient");
+    assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void closeAnsweredUserPayingInEitherSpellingDefersTheOrder() {
+    duePrepaid("pp-upaying-1", "cp-1");
+    wechat.injectFault(Endpoint.CLOSE, Fault.USERPAYING, 1); // 202 with an error body
+    wechat.injectFault(Endpoint.CLOSE, Fault.USER_PAYING, 1); // 400 USER_PAYING
+    long before = stack.app().time().nowMillis();
+
+    CloseResult first = close("pp-upaying-1");
+    CloseResult second = close("pp-upaying-1");
+    long retryAt = stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-upaying-1").orElseThrow();
+    CloseResult third = close("pp-upaying-1");
+
+    assertThat(first.deferred()).containsExactly("pp-upaying-1");
+    assertThat(second.deferred()).containsExactly("pp-upaying-1");
+    assertThat(retryAt).isGreaterThanOrEqualTo(before + OrderCloser.USER_PAYING_RETRY.toMillis());
+    assertThat(first.closed()).isEmpty();
+    assertThat(second.closed()).isEmpty();
+    assertThat(third.closed()).extracting(ClosedOrder::orderId).containsExactly("pp-upaying-1");
+  }
+
+  @Test
+  void a204WhileThePayerPaysIsConfirmedByAQueryAndTakesThePaidPath() throws Exception {
+    duePrepaid("pp-204-paid1", "cp-1");
+    wechat.injectFault(Endpoint.CLOSE, Fault.NO_CONTENT, 1);
+    wechat.setLatency(Endpoint.CLOSE, Duration.ofMillis(400));
+    int closes = wechat.callCount(Endpoint.CLOSE);
+    try {
+      CompletableFuture<CloseResult> closing =
+          CompletableFuture.supplyAsync(() -> close("pp-204-paid1"));
+      // the closer queried NOTPAY and waits on its close call; the payer pays meanwhile, and
+      // WeChat answers the close 204 instead of ORDERPAID
+      Await.until(
+          "the closer's WeChat close call arrived",
+          () -> wechat.callCount(Endpoint.CLOSE) > closes);
+      String transactionId = wechat.pay("pp-204-paid1").transactionId(); // notification lost
+      CloseResult result = closing.get();
+
+      assertThat(result.paid()).containsExactly("pp-204-paid1");
+      assertThat(result.closed()).isEmpty();
+      assertThat(stack.dump("SELECT status, transaction_id, closed_at FROM orders"))
+          .containsExactly("PAID|" + transactionId + "|null|");
+      assertThat(stack.count("SELECT COUNT(*) FROM paid_after_close")).isZero();
+      assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+          .isZero();
+    } finally {
+      wechat.setLatency(Endpoint.CLOSE, Duration.ZERO);
+    }
+  }
+
+  @Test
+  void a204ForATradeWeChatDoesNotKnowClosesNoOrderThatStoredAPrepayId() {
+    duePrepaid("pp-204-gone1", "cp-1");
+    wechat.forget(List.of("pp-204-gone1")); // the prepay answered, yet WeChat has no such trade
+    wechat.injectFault(Endpoint.CLOSE, Fault.NO_CONTENT, 1);
+
+    CloseResult result = close("pp-204-gone1");
+
+    assertThat(result.failed()).containsExactly("pp-204-gone1");
+    assertThat(status("pp-204-gone1")).isEqualTo("UNPAID|");
+    assertThat(stack.app().metrics().counter("close_unconfirmed")).isEqualTo(1);
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "pp-204-gone1")).isPresent();
+    assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("LOCKED|");
+  }
+
+  @Test
+  void aTradeUnknownToWeChatOfAnOrderThatNeverStoredAPrepayIdCloses() {
+    // marked prepaid, but its prepay never reached WeChat: no prepay_id, no trade
+    stack.place("pp-neverwx-1", "u1", 600, "cp-1", new OrderItem("sku-a", 2));
+    stack.update("UPDATE orders SET prepaid_at = NOW(3) WHERE order_id = 'pp-neverwx-1'");
+    expireNow(stack, "pp-neverwx-1");
+    wechat.injectFault(Endpoint.CLOSE, Fault.NO_CONTENT, 1);
+
+    CloseResult result = close("pp-neverwx-1");
+
+    assertThat(result.closed()).extracting(ClosedOrder::orderId).containsExactly("pp-neverwx-1");
+    assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("AVAILABLE|");
+    assertThat(stack.app().metrics().counter("close_unconfirmed")).isZero();
+  }
+
   /**
    * Measures, does not assert: N prepaid orders (200 in the default build; the figure in the issue
    * note is -Dotc.bench.prepaid=2000), 20 ms per WeChat call (query + close each).

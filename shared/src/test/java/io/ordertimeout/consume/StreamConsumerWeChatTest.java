@@ -213,4 +213,40 @@ class StreamConsumerWeChatTest {
     assertThat(stack.count("SELECT COUNT(*) FROM dead_letters")).isZero();
     stack.assertInvariants();
   }
+
+  @Test
+  void aCloseDueWhosePayerStaysPayingPastTheLimitIsAcknowledgedAndLeftToItsTimer() {
+    start("stream-wx-stuck", 2, 300);
+    placePrepaid("stuck-00001", "cp-1");
+    wechat.setUserPaying("stuck-00001");
+    expireNow(stack, "stuck-00001");
+    stack.update(
+        "UPDATE orders SET expire_at = TIMESTAMPADD(MINUTE, -10, NOW(3))"
+            + " WHERE order_id = 'stuck-00001'");
+    stack
+        .app()
+        .events()
+        .closeDue(TenantIds.DEFAULT, List.of("stuck-00001"), OrderEvents.HandOffCause.CLOSE_FAILED);
+    long before = stack.app().time().nowMillis();
+
+    StreamConsumerTest.consumeUntil(
+        stack,
+        () ->
+            stack.app().metrics().counter("orders_userpaying_stuck") > 0
+                && pendingEntries().isEmpty());
+
+    assertThat(pendingEntries()).isEmpty();
+    assertThat(stack.count("SELECT COUNT(*) FROM dead_letters")).isZero();
+    assertThat(row("stuck-00001")).isEqualTo("UNPAID|null|");
+    assertThat(stack.app().metrics().counter("orders_userpaying_stuck")).isEqualTo(1);
+    assertThat(
+            stack.dump(
+                "SELECT seen_count, resolved_at IS NULL FROM compensation_flags"
+                    + " WHERE kind = 'USERPAYING_STUCK'"))
+        .containsExactly("1|1|");
+    assertThat(stack.app().timers().deadlineOf(TenantIds.DEFAULT, "stuck-00001").orElseThrow())
+        .isGreaterThanOrEqualTo(before + Duration.ofMinutes(5).toMillis());
+    assertThat(stack.dump("SELECT status FROM coupons")).containsExactly("LOCKED|");
+    stack.assertInvariants();
+  }
 }

@@ -113,7 +113,8 @@ class LockOrderTest {
               app.time(),
               app.metrics(),
               new WeChatCloseStep(null, null, null, Duration.ofSeconds(1), app.metrics()),
-              payments);
+              payments,
+              app.config().userPayingLimit());
       SKUS.forEach(sku -> stack.seedSku(sku, 1_000_000));
       for (int u = 0; u < USERS; u++) {
         for (int k = 0; k <= ORDERS_PER_USER / 4; k++) {

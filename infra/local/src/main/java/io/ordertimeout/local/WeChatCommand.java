@@ -36,7 +36,8 @@ final class WeChatCommand {
 
   static final String NAME = "wechat";
 
-  private static final Set<String> VALUE_FLAGS = Set.of("sim", "late", "count", "copies");
+  private static final Set<String> VALUE_FLAGS =
+      Set.of("sim", "late", "count", "copies", "abandon");
   private static final Set<String> SWITCHES = Set.of("all");
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -49,7 +50,10 @@ final class WeChatCommand {
     OPS.put("pay", new Op("pay <orderId> [--late 30s]", "the payer pays now, or 30 s from now"));
     OPS.put(
         "user-paying",
-        new Op("user-paying <orderId>", "the payer is entering the password (close: USERPAYING)"));
+        new Op(
+            "user-paying <orderId> [--abandon 2m]",
+            "the payer is entering the password (close: USERPAYING), walks away after 2 min"));
+    OPS.put("abandon", new Op("abandon <orderId>", "the payer walks away now (back to NOTPAY)"));
     OPS.put(
         "lose-notification",
         new Op(
@@ -169,8 +173,17 @@ final class WeChatCommand {
     return switch (args.op()) {
       case "pay" -> pay(args, sim);
       case "user-paying" -> {
+        args.allow("abandon");
+        String path = trade(args.expect(1).get(0)) + "/user-paying";
+        ObjectNode body = JSON.createObjectNode();
+        if (args.flags().containsKey("abandon")) {
+          body.put("abandon", args.flags().get("abandon"));
+        }
+        yield send(sim, "POST", path, body.toString());
+      }
+      case "abandon" -> {
         args.allow();
-        yield send(sim, "POST", trade(args.expect(1).get(0)) + "/user-paying", "{}");
+        yield send(sim, "POST", trade(args.expect(1).get(0)) + "/abandon", "{}");
       }
       case "lose-notification" -> {
         args.allow("all", "count");

@@ -97,6 +97,7 @@ class TemplateConsistencyTest {
           Map.entry("OTC_WECHAT_CONNECT_TIMEOUT_MS", "tunable with a default (config.Waits)"),
           Map.entry("OTC_WECHAT_READ_TIMEOUT_MS", "tunable with a default (config.Waits)"),
           Map.entry("OTC_WECHAT_STEP_TIMEOUT_MS", "tunable, derived from the WeChat call (Waits)"),
+          Map.entry("OTC_USERPAYING_LIMIT_MS", "tunable with a default (OtcConfig)"),
           Map.entry("OTC_COMPENSATION_GRACE_MS", "tunable with a default (CompensationSettings)"),
           Map.entry("OTC_COMPENSATION_PAGE_SIZE", "tunable with a default (CompensationSettings)"),
           Map.entry(

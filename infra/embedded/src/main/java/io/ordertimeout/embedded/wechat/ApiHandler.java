@@ -75,6 +75,9 @@ final class ApiHandler implements HttpHandler {
       simulator.pause(simulator.hangTime());
       return ApiAnswer.error(500, "SYSTEM_ERROR", "answered after hanging");
     }
+    if (fault == Fault.NO_CONTENT) {
+      return ApiAnswer.noContent();
+    }
     if (fault != null) {
       return ApiAnswer.error(fault.status, fault.code, fault.message);
     }

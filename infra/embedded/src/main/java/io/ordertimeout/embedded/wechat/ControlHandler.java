@@ -60,7 +60,9 @@ final class ControlHandler implements HttpHandler {
       List.of(
           "GET /_sim/trades/{outTradeNo}: the trade, its notifications and late payments",
           "POST /_sim/trades/{outTradeNo}/pay {} pays now, {\"delay\":\"30s\"} in 30 s",
-          "POST /_sim/trades/{outTradeNo}/user-paying: the payer is entering the password",
+          "POST /_sim/trades/{outTradeNo}/user-paying {} the payer is entering the password,"
+              + " {\"abandon\":\"2m\"} and walks away after 2 min",
+          "POST /_sim/trades/{outTradeNo}/abandon: the payer walks away now (back to NOTPAY)",
           "POST /_sim/trades/{outTradeNo}/notifications {\"lose\":1,\"copies\":3,\"delay\":\"10s\"}",
           "POST /_sim/trades/{outTradeNo}/notifications/resend {\"copies\":1}: a paid trade's",
           "GET /_sim/notifications: the settings for every trade",
@@ -145,6 +147,7 @@ final class ControlHandler implements HttpHandler {
       case "" -> on(method, path, "GET", () -> ok(view(existing(outTradeNo))));
       case "pay" -> on(method, path, "POST", () -> pay(existing(outTradeNo), body));
       case "user-paying" -> on(method, path, "POST", () -> userPaying(existing(outTradeNo), body));
+      case "abandon" -> on(method, path, "POST", () -> abandon(existing(outTradeNo), body));
       case "notifications" ->
           on(method, path, "POST", () -> tradeNotifications(existing(outTradeNo), body));
       case "notifications/resend" ->
@@ -164,8 +167,18 @@ final class ControlHandler implements HttpHandler {
   }
 
   private Answer userPaying(String outTradeNo, JsonNode body) {
+    fields(body, "abandon");
+    if (body.has("abandon")) {
+      simulator.setUserPaying(outTradeNo, duration(body, "abandon"));
+    } else {
+      simulator.setUserPaying(outTradeNo);
+    }
+    return ok(view(outTradeNo));
+  }
+
+  private Answer abandon(String outTradeNo, JsonNode body) {
     fields(body);
-    simulator.setUserPaying(outTradeNo);
+    simulator.abandonPayment(outTradeNo);
     return ok(view(outTradeNo));
   }
 

@@ -219,7 +219,7 @@ final class TradeBook {
   }
 
   /**
-   * The trade, if the payer could pay it now: NOTPAY or USERPAYING, time_expire not passed.
+   * The trade, if the payer could pay it now: USERPAYING, or NOTPAY with time_expire not passed.
    *
    * @throws IllegalArgumentException no such trade
    * @throws IllegalStateException "cannot {action} {out_trade_no} in state CLOSED", or expired
@@ -233,9 +233,16 @@ final class TradeBook {
     unpaid(outTradeNo, action);
   }
 
+  /**
+   * A payer already at the password sheet (USERPAYING) when time_expire passes may still complete:
+   * WeChat took the payment before the expiry and finishes it after. A NOTPAY trade past it cannot
+   * be paid any more.
+   */
   private SimulatedTrade payable(String outTradeNo, String action) {
     SimulatedTrade trade = unpaid(outTradeNo, action);
-    if (trade.timeExpire != null && clock.instant().isAfter(trade.timeExpire)) {
+    if (trade.state == TradeState.NOTPAY
+        && trade.timeExpire != null
+        && clock.instant().isAfter(trade.timeExpire)) {
       throw new IllegalStateException(
           "cannot "
               + action
@@ -273,6 +280,16 @@ final class TradeBook {
           "cannot start paying " + outTradeNo + " in state " + trade.state);
     }
     trade.state = TradeState.USERPAYING;
+  }
+
+  /** The payer left the password sheet without paying: USERPAYING goes back to NOTPAY. */
+  synchronized void markAbandoned(String outTradeNo) {
+    SimulatedTrade trade = require(outTradeNo);
+    if (trade.state != TradeState.USERPAYING) {
+      throw new IllegalStateException(
+          "cannot abandon paying " + outTradeNo + " in state " + trade.state + " (not USERPAYING)");
+    }
+    trade.state = TradeState.NOTPAY;
   }
 
   synchronized Optional<String> notifyUrl(String outTradeNo) {

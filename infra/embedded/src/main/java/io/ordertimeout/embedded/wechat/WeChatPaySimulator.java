@@ -228,8 +228,45 @@ public final class WeChatPaySimulator implements AutoCloseable {
   }
 
   /**
-   * The payer pays {@code delay} from now, as {@link #pay} would then: a trade closed or past its
-   * time_expire by then is refused, and {@link #latePayments} says so. Answers when it is due.
+   * The payer is entering the password and walks away {@code abandonAfter} from now: USERPAYING
+   * until then, NOTPAY after (unless the trade was paid or closed meanwhile). To have the payer
+   * complete instead, even past time_expire, follow {@link #setUserPaying} with {@link #payLater}.
+   *
+   * @throws IllegalArgumentException no such trade, or a delay outside 1 ms..24 h
+   * @throws IllegalStateException the trade is not NOTPAY
+   */
+  public void setUserPaying(String outTradeNo, Duration abandonAfter) {
+    if (abandonAfter.toMillis() < 1 || abandonAfter.compareTo(NotificationControls.MAX_DELAY) > 0) {
+      throw new IllegalArgumentException(
+          "an abandoned payment's delay must be 1ms..24h, was " + abandonAfter);
+    }
+    book.markUserPaying(outTradeNo);
+    payer.schedule(
+        () -> abandonIfPaying(outTradeNo), abandonAfter.toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * The payer leaves the password sheet now without paying: USERPAYING becomes NOTPAY, and the
+   * trade can be closed (or paid again before time_expire).
+   *
+   * @throws IllegalStateException the trade is not USERPAYING
+   */
+  public void abandonPayment(String outTradeNo) {
+    book.markAbandoned(outTradeNo);
+  }
+
+  private void abandonIfPaying(String outTradeNo) {
+    try {
+      book.markAbandoned(outTradeNo);
+    } catch (IllegalStateException | IllegalArgumentException e) {
+      // paid, closed or forgotten meanwhile: nothing is left to abandon
+    }
+  }
+
+  /**
+   * The payer pays {@code delay} from now, as {@link #pay} would then: a trade closed by then, or
+   * NOTPAY past its time_expire, is refused, and {@link #latePayments} says so; a USERPAYING one
+   * completes even past time_expire. Answers when it is due.
    *
    * @throws IllegalArgumentException no such trade, or a delay outside 1 ms..24 h
    * @throws IllegalStateException the trade could not be paid even now (closed, paid, expired)

@@ -250,6 +250,95 @@ class SimulatorControlRoutesTest {
     assertThat(Duration.between(paidAt, arrived)).isGreaterThanOrEqualTo(Duration.ofMillis(400));
   }
 
+  // ---- the payer at the password sheet ----
+
+  @Test
+  void aPayerWhoAbandonsTheSheetIsUserPayingThenNotPayAndTheTradeCanBeClosed() throws Exception {
+    prepay("ctl-walk-1");
+    String close = "/v3/pay/transactions/out-trade-no/ctl-walk-1/close";
+
+    HttpResponse<String> paying =
+        control("POST", "/_sim/trades/ctl-walk-1/user-paying", "{\"abandon\":\"300ms\"}");
+    int whilePaying = wechatCall("POST", close, true);
+    await(
+        () -> "NOTPAY".equals(wechat.trade("ctl-walk-1").orElseThrow().state().name()),
+        "walked away");
+    int afterwards = wechatCall("POST", close, true);
+
+    assertThat(paying.statusCode()).isEqualTo(200);
+    assertThat(json(paying).path("state").asText()).isEqualTo("USERPAYING");
+    assertThat(whilePaying).isEqualTo(202);
+    assertThat(afterwards).isEqualTo(204);
+    assertThat(get("/_sim/trades/ctl-walk-1").path("state").asText()).isEqualTo("CLOSED");
+  }
+
+  @Test
+  void abandonEndsUserPayingNowAndIsRefusedForATradeNobodyIsPaying() throws Exception {
+    prepay("ctl-walk-2");
+    control("POST", "/_sim/trades/ctl-walk-2/user-paying", "{}");
+
+    HttpResponse<String> abandoned = control("POST", "/_sim/trades/ctl-walk-2/abandon", "");
+    HttpResponse<String> again = control("POST", "/_sim/trades/ctl-walk-2/abandon", "");
+
+    assertThat(abandoned.statusCode()).isEqualTo(200);
+    assertThat(json(abandoned).path("state").asText()).isEqualTo("NOTPAY");
+    assertThat(again.statusCode()).isEqualTo(409);
+    assertThat(json(again).path("error").path("code").asText()).isEqualTo("TRADE_STATE");
+  }
+
+  @Test
+  void aPayerAtTheSheetBeforeTimeExpireCompletesAfterItAnIdleOneCannot() throws Exception {
+    Instant expire = Instant.now().plusSeconds(2);
+    prepay("ctl-exp-pay", expire);
+    prepay("ctl-exp-idle", expire);
+    control("POST", "/_sim/trades/ctl-exp-pay/user-paying", "{}");
+    await(() -> Instant.now().isAfter(expire.plusSeconds(1)), "time_expire passed");
+
+    HttpResponse<String> completes = control("POST", "/_sim/trades/ctl-exp-pay/pay", "");
+    HttpResponse<String> refused = control("POST", "/_sim/trades/ctl-exp-idle/pay", "");
+
+    assertThat(completes.statusCode()).isEqualTo(200);
+    assertThat(json(completes).path("state").asText()).isEqualTo("SUCCESS");
+    assertThat(refused.statusCode()).isEqualTo(409);
+    assertThat(json(refused).path("error").path("message").asText()).contains("time_expire");
+  }
+
+  /** Every close-order answer of the APIv3 documentation, whatever the trade's state. */
+  static Stream<Arguments> closeAnswers() {
+    return Stream.of(
+        Arguments.of("ORDER_CLOSED", 400, "ORDER_CLOSED"),
+        Arguments.of("SYSTEM_ERROR", 500, "SYSTEM_ERROR"),
+        Arguments.of("FREQUENCY_LIMITED", 429, "FREQUENCY_LIMITED"),
+        Arguments.of("RULE_LIMIT", 403, "RULE_LIMIT"),
+        Arguments.of("USERPAYING", 202, "USERPAYING"),
+        Arguments.of("USER_PAYING", 400, "USER_PAYING"),
+        Arguments.of("NO_CONTENT", 204, ""));
+  }
+
+  @ParameterizedTest(name = "{0} -> {1}")
+  @MethodSource("closeAnswers")
+  void eachCloseOrderAnswerCanBeInjectedAndLeavesTheTradeAsItWas(
+      String fault, int status, String code) throws Exception {
+    prepay("ctl-code-1");
+    control("POST", "/_sim/faults", "{\"endpoint\":\"CLOSE\",\"fault\":\"" + fault + "\"}");
+    String body = "{\"mchid\":\"" + wechat.mchid() + "\"}";
+
+    HttpResponse<String> answer =
+        http.send(
+            signed("POST", "/v3/pay/transactions/out-trade-no/ctl-code-1/close", body)
+                .POST(HttpRequest.BodyPublishers.ofString(body))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    assertThat(answer.statusCode()).isEqualTo(status);
+    if (code.isEmpty()) {
+      assertThat(answer.body()).isEmpty();
+    } else {
+      assertThat(json(answer).path("code").asText()).isEqualTo(code);
+    }
+    assertThat(get("/_sim/trades/ctl-code-1").path("state").asText()).isEqualTo("NOTPAY");
+  }
+
   // ---- faults ----
 
   @Test
@@ -289,6 +378,10 @@ class SimulatorControlRoutesTest {
         Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "{\"delay\":30}", "INVALID_FIELD"),
         Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "{\"dealy\":\"1s\"}", "UNKNOWN_FIELD"),
         Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "pay it", "INVALID_JSON"),
+        Arguments.of(
+            "POST", "/_sim/trades/ctl-bad-1/user-paying", "{\"abandon\":\"0s\"}", "INVALID_FIELD"),
+        Arguments.of(
+            "POST", "/_sim/trades/ctl-bad-1/user-paying", "{\"abandn\":\"1s\"}", "UNKNOWN_FIELD"),
         Arguments.of("POST", "/_sim/trades/ctl-bad-1/pay", "[1]", "INVALID_JSON"),
         Arguments.of(
             "POST", "/_sim/trades/ctl-bad-1/notifications", "{\"copies\":0}", "INVALID_FIELD"),
@@ -384,6 +477,11 @@ class SimulatorControlRoutesTest {
   }
 
   private void prepay(String outTradeNo) throws Exception {
+    prepay(outTradeNo, null);
+  }
+
+  /** A prepay as the SDK sends it; with {@code timeExpire} when not null. */
+  private void prepay(String outTradeNo, Instant timeExpire) throws Exception {
     ObjectNode request =
         JSON.createObjectNode()
             .put("appid", wechat.appid())
@@ -393,6 +491,9 @@ class SimulatorControlRoutesTest {
             .put("notify_url", "http://127.0.0.1/notify");
     request.putObject("amount").put("total", 1_000).put("currency", "CNY");
     request.putObject("payer").put("openid", "oCtlPayer");
+    if (timeExpire != null) {
+      request.put("time_expire", TradeBook.rfc3339(timeExpire));
+    }
     String body = request.toString();
     HttpResponse<String> response =
         http.send(
