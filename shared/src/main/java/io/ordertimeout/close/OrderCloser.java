@@ -268,7 +268,7 @@ public final class OrderCloser {
       log.warn(
           "order {}/{} is still USERPAYING at WeChat {} ms past its deadline (limit {} ms): it"
               + " holds its stock and coupon; flagged {}, asked again every {} s. Check the trade"
-              + " (./local admin story {} --wechat); it closes once WeChat says NOTPAY or CLOSED",
+              + " (./ops admin story {} --wechat); it closes once WeChat says NOTPAY or CLOSED",
           tenantId,
           order.orderId(),
           order.overdueMillis(),
