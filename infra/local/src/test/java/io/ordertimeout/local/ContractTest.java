@@ -41,7 +41,10 @@ class ContractTest {
   private static final HttpClient HTTP =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  /** One exchange as the client saw it; {@code valid}: whether the request was meant to be. */
+  /**
+   * One exchange as the client saw it; {@code valid}: whether the request was meant to be, null
+   * when the caller does not say (then a 2xx answer says it was).
+   */
   record Exchange(
       String routeKey,
       String method,
@@ -50,7 +53,7 @@ class ContractTest {
       Map<String, String> query,
       Map<String, String> headers,
       String requestBody,
-      boolean valid,
+      Boolean valid,
       int status,
       String responseBody) {}
 
@@ -284,16 +287,37 @@ class ContractTest {
   static List<String> check(Exchange e) {
     List<String> problems = new ArrayList<>();
     List<String> refusals = requestRefusals(e);
-    if (e.valid() && !refusals.isEmpty()) {
+    boolean valid = e.valid() == null ? e.status() / 100 == 2 : e.valid();
+    boolean invalid = Boolean.FALSE.equals(e.valid());
+    if (valid && !refusals.isEmpty()) {
       problems.add("the document refuses this request: " + refusals);
     }
-    if (!e.valid() && refusals.isEmpty()) {
+    if (invalid && refusals.isEmpty()) {
       problems.add("the document accepts this request, which the test sent as invalid");
     }
-    if (!e.valid() && e.status() / 100 != 4) {
+    if (invalid && e.status() / 100 != 4) {
       problems.add("an invalid request answered " + e.status());
     }
     problems.addAll(API.responseErrors(e.routeKey(), e.status(), e.responseBody()));
+    return problems;
+  }
+
+  /**
+   * What the document says is wrong with exchanges another test recorded (RecordingProxy), by
+   * exchange; empty: every one is as documented.
+   */
+  static Map<String, List<String>> conformance(List<RecordingProxy.Answered> exchanges) {
+    Map<String, List<String>> problems = new TreeMap<>();
+    for (RecordingProxy.Answered a : exchanges) {
+      RecordingProxy.Recorded r = a.request();
+      String body = new String(r.body(), StandardCharsets.UTF_8);
+      Exchange e =
+          exchange(r.method(), r.pathAndQuery(), r.headers(), body, null, a.status(), a.body());
+      List<String> found = check(e);
+      if (!found.isEmpty()) {
+        problems.put(r.method() + " " + r.pathAndQuery() + " -> " + a.status(), found);
+      }
+    }
     return problems;
   }
 
@@ -412,6 +436,24 @@ class ContractTest {
       throws Exception {
     HttpRequest sent = request.build();
     HttpResponse<String> response = HTTP.send(sent, HttpResponse.BodyHandlers.ofString());
+    Map<String, String> headers = new TreeMap<>();
+    sent.headers().map().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), v.get(0)));
+    Exchange e =
+        exchange(
+            method, pathAndQuery, headers, body, valid, response.statusCode(), response.body());
+    EXCHANGES.add(e);
+    return e;
+  }
+
+  /** An exchange resolved to the document's operation by its method and path. */
+  static Exchange exchange(
+      String method,
+      String pathAndQuery,
+      Map<String, String> headers,
+      String body,
+      Boolean valid,
+      int status,
+      String responseBody) {
     String path = pathAndQuery.replaceFirst("\\?.*$", "");
     Map<String, String> query = new TreeMap<>();
     if (pathAndQuery.contains("?")) {
@@ -422,23 +464,18 @@ class ContractTest {
             kv.length == 1 ? "" : URLDecoder.decode(kv[1], StandardCharsets.UTF_8));
       }
     }
-    Map<String, String> headers = new TreeMap<>();
-    sent.headers().map().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), v.get(0)));
     Map.Entry<String, Map<String, String>> route = route(method, path);
-    Exchange e =
-        new Exchange(
-            route.getKey(),
-            method,
-            pathAndQuery,
-            route.getValue(),
-            query,
-            headers,
-            body,
-            valid,
-            response.statusCode(),
-            response.body());
-    EXCHANGES.add(e);
-    return e;
+    return new Exchange(
+        route.getKey(),
+        method,
+        pathAndQuery,
+        route.getValue(),
+        query,
+        headers,
+        body,
+        valid,
+        status,
+        responseBody);
   }
 
   /**
