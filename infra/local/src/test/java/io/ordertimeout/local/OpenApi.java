@@ -129,12 +129,7 @@ final class OpenApi {
     return out;
   }
 
-  /** The JSON pointer of a response's JSON schema, or null for a response without a body. */
-  static String schemaPointer(String routeKey, int status, JsonNode response, OpenApi api) {
-    JsonNode schema = response.path("content").path("application/json").path("schema");
-    return schema.isMissingNode() ? null : api.pointerOf(routeKey, status);
-  }
-
+  /** The JSON pointer of the schema of a route's {@code status} answer. */
   private String pointerOf(String routeKey, int status) {
     JsonNode raw = operation(routeKey).path("responses").path(String.valueOf(status));
     if (raw.has("$ref")) {
@@ -175,7 +170,9 @@ final class OpenApi {
     if (response == null) {
       return List.of("status " + status + " is not documented for " + routeKey);
     }
-    String pointer = schemaPointer(routeKey, status, response, this);
+    boolean hasBody =
+        !response.path("content").path("application/json").path("schema").isMissingNode();
+    String pointer = hasBody ? pointerOf(routeKey, status) : null;
     if (pointer == null) {
       return json == null || json.isEmpty()
           ? List.of()
