@@ -157,6 +157,9 @@ class AdminCommandTest {
         System.clearProperty("aws.secretAccessKey");
       }
       wire = edge.requests();
+      // the admin client's exchange is as docs/reference/openapi.yaml says
+      assertThat(edge.exchanges()).hasSize(1);
+      assertThat(ContractTest.conformance(edge.exchanges())).isEmpty();
     }
 
     assertThat(story.exit()).as(story.err()).isZero();

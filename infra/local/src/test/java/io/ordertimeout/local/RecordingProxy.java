@@ -21,7 +21,9 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A test stand-in for API Gateway's edge in front of the local stack: records every request as it
  * arrived on the wire (the local gateway verifies no SigV4, so the tests check the headers here)
  * and forwards it, except the routes given canned answers, which it answers itself as API Gateway
- * would (e.g. 403 {"message":"Forbidden"} from an IAM authorizer).
+ * would (e.g. 403 {"message":"Forbidden"} from an IAM authorizer). The forwarded exchanges are kept
+ * with their answers, for the tests to check against docs/reference/openapi.yaml ({@link
+ * ContractTest#conformance}).
  */
 final class RecordingProxy implements AutoCloseable {
 
@@ -35,12 +37,16 @@ final class RecordingProxy implements AutoCloseable {
   /** An answer the proxy gives itself instead of forwarding. */
   record Canned(int status, String body) {}
 
+  /** A forwarded request with the local stack's answer. */
+  record Answered(Recorded request, int status, String body) {}
+
   private static final Set<String> HOP_BY_HOP =
       Set.of("host", "content-length", "connection", "expect", "upgrade", "transfer-encoding");
 
   private final URI target;
   private final Map<String, Canned> canned;
   private final List<Recorded> recorded = new CopyOnWriteArrayList<>();
+  private final List<Answered> answered = new CopyOnWriteArrayList<>();
   private final HttpClient http =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final HttpServer server;
@@ -62,6 +68,11 @@ final class RecordingProxy implements AutoCloseable {
     return List.copyOf(recorded);
   }
 
+  /** The forwarded exchanges (not the canned answers), in order. */
+  List<Answered> exchanges() {
+    return List.copyOf(answered);
+  }
+
   private void serve(HttpExchange exchange) throws IOException {
     try (exchange) {
       Recorded r = record(exchange);
@@ -69,6 +80,7 @@ final class RecordingProxy implements AutoCloseable {
       Canned answer = canned.get(r.method() + " " + exchange.getRequestURI().getRawPath());
       if (answer == null) {
         answer = forward(r);
+        answered.add(new Answered(r, answer.status(), answer.body()));
       }
       byte[] bytes = answer.body().getBytes(StandardCharsets.UTF_8);
       exchange.getResponseHeaders().add("content-type", "application/json");

@@ -74,6 +74,9 @@ class SmokeTest {
     try (RecordingProxy edge = new RecordingProxy(stack.apiUrl(), Map.of())) {
       report = smoke(edge.url(), printed).run();
       wire = edge.requests();
+      // every exchange ./ops smoke had with the stack is as docs/reference/openapi.yaml says
+      assertThat(edge.exchanges()).hasSizeGreaterThanOrEqualTo(5);
+      assertThat(ContractTest.conformance(edge.exchanges())).isEmpty();
     }
 
     assertThat(report.steps())

@@ -308,7 +308,13 @@ class TenantCommandTest {
     if (tenant != null) {
       request.header("X-Tenant-Id", tenant);
     }
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    HttpRequest sent = request.build();
+    HttpResponse<String> response = http.send(sent, HttpResponse.BodyHandlers.ofString());
+    // every exchange is as docs/reference/openapi.yaml says
+    assertThat(ContractTest.conformance(sent, body, response))
+        .as(method + " " + path + " -> " + response.statusCode() + " " + response.body())
+        .isEmpty();
+    return response;
   }
 
   private int notify(String path, SignedNotification notification) throws Exception {
@@ -317,7 +323,12 @@ class TenantCommandTest {
             .header("content-type", "application/json")
             .POST(HttpRequest.BodyPublishers.ofString(notification.body()));
     notification.headers().forEach(request::header);
-    return http.send(request.build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+    HttpRequest sent = request.build();
+    HttpResponse<String> response = http.send(sent, HttpResponse.BodyHandlers.ofString());
+    assertThat(ContractTest.conformance(sent, notification.body(), response))
+        .as("POST " + path + " -> " + response.statusCode() + " " + response.body())
+        .isEmpty();
+    return response.statusCode();
   }
 
   private static boolean tenantRow(String tenantId) throws Exception {
