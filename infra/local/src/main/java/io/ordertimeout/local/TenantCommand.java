@@ -2,6 +2,8 @@ package io.ordertimeout.local;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.ordertimeout.ops.CommandWords.Failure;
+import io.ordertimeout.ops.CommandWords.UsageException;
 import io.ordertimeout.ops.LocalEndpoints;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -29,24 +31,6 @@ final class TenantCommand {
   static final String NAME = "tenant";
 
   private static final ObjectMapper JSON = new ObjectMapper();
-
-  /** Bad usage: exit 2, nothing sent. */
-  static final class UsageException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    UsageException(String message) {
-      super(message);
-    }
-  }
-
-  /** The stack refused or could not be reached: exit 1. */
-  static final class Failure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Failure(String message) {
-      super(message);
-    }
-  }
 
   private final Path endpointsFile;
   private final HttpClient http =

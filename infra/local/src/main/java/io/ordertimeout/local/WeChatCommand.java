@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.ops.CommandWords;
+import io.ordertimeout.ops.CommandWords.Failure;
+import io.ordertimeout.ops.CommandWords.UsageException;
 import io.ordertimeout.ops.LocalEndpoints;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -74,24 +76,6 @@ final class WeChatCommand {
     OPS.put("faults", new Op("faults", "the faults still to answer"));
     OPS.put("clear-faults", new Op("clear-faults", "drops every pending fault"));
     OPS.put("show", new Op("show <orderId>", "the trade: state, amount, notifications"));
-  }
-
-  /** Bad usage: exit 2. */
-  static final class UsageException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    UsageException(String message) {
-      super(message);
-    }
-  }
-
-  /** The simulator refused or could not be reached: exit 1. */
-  static final class Failure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Failure(String message) {
-      super(message);
-    }
   }
 
   /** The words after {@code wechat}: operation, positional arguments, flags. */

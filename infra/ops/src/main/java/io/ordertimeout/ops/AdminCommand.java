@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.ordertimeout.ops.CommandWords.Failure;
+import io.ordertimeout.ops.CommandWords.UsageException;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
@@ -92,24 +94,6 @@ public final class AdminCommand {
         new Op("pause sweep|consumer|all --reason TEXT", "stop the job's closes (no deploy)"));
     OPS.put("resume", new Op("resume sweep|consumer|all", "let the job close again"));
     OPS.put("compensate", new Op("compensate", "run a compensation pass now, print its report"));
-  }
-
-  /** Bad usage: exit 2. */
-  static final class UsageException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    UsageException(String message) {
-      super(message);
-    }
-  }
-
-  /** The API refused or could not be reached: exit 1. */
-  static final class Failure extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    Failure(String message) {
-      super(message);
-    }
   }
 
   /** A request of the admin API: method, path with query, JSON body or null. */

@@ -21,6 +21,24 @@ public record CommandWords(String op, List<String> positionals, Map<String, Stri
     }
   }
 
+  /** Bad usage of a command: it prints the message and exits 2. */
+  public static final class UsageException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public UsageException(String message) {
+      super(message);
+    }
+  }
+
+  /** The API or simulator refused, or could not be reached: the command exits 1. */
+  public static final class Failure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public Failure(String message) {
+      super(message);
+    }
+  }
+
   public static CommandWords parse(
       List<String> args, Set<String> switches, Set<String> valueFlags) {
     List<String> positionals = new ArrayList<>();
