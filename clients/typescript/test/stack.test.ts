@@ -1,20 +1,20 @@
-// The client against a running stack (./local up, or a deployed API): OTC_API_URL is its base URL,
-// OTC_API_REGION (or AWS_REGION) its region, and the credentials come from the AWS SDK's default
-// chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, ...). OTC_TENANT_ID names the
-// tenant (none: the caller's one tenant), OTC_TEST_SKU a SKU with stock (default sku-0001, which
-// the local stack seeds), OTC_TEST_RUN the prefix of the order ids (default: random). Without
-// OTC_API_URL these tests are skipped.
+// The client against a running stack (./local up, or a deployed API): ORDER_TIMEOUT_API_URL is its base URL,
+// ORDER_TIMEOUT_API_REGION (or AWS_REGION) its region, and the credentials come from the AWS SDK's default
+// chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, a profile, ...). ORDER_TIMEOUT_TENANT_ID names the
+// tenant (none: the caller's one tenant), ORDER_TIMEOUT_TEST_SKU a SKU with stock (default sku-0001, which
+// the local stack seeds), ORDER_TIMEOUT_TEST_RUN the prefix of the order ids (default: random). Without
+// ORDER_TIMEOUT_API_URL these tests are skipped.
 import assert from "node:assert/strict";
 import { createServer, request as forward, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { ApiError, OrderTimeoutClient, type Order, type PlaceOrderRequest } from "../src/index.js";
 
-const api = process.env.OTC_API_URL;
-const region = process.env.OTC_API_REGION ?? process.env.AWS_REGION ?? "ap-east-1";
-const tenantId = process.env.OTC_TENANT_ID;
-const sku = process.env.OTC_TEST_SKU ?? "sku-0001";
-const run = process.env.OTC_TEST_RUN ?? `ts${Date.now().toString(36)}`;
+const api = process.env.ORDER_TIMEOUT_API_URL;
+const region = process.env.ORDER_TIMEOUT_API_REGION ?? process.env.AWS_REGION ?? "ap-east-1";
+const tenantId = process.env.ORDER_TIMEOUT_TENANT_ID;
+const sku = process.env.ORDER_TIMEOUT_TEST_SKU ?? "sku-0001";
+const run = process.env.ORDER_TIMEOUT_TEST_RUN ?? `ts${Date.now().toString(36)}`;
 
 function client(baseUrl: string): OrderTimeoutClient {
   return new OrderTimeoutClient({ baseUrl, region, tenantId, retryDelayMs: 50 });
@@ -50,7 +50,7 @@ async function refusal(call: Promise<unknown>): Promise<ApiError> {
   );
 }
 
-describe("against the stack at OTC_API_URL", { skip: api === undefined && "OTC_API_URL is not set" }, () => {
+describe("against the stack at ORDER_TIMEOUT_API_URL", { skip: api === undefined && "ORDER_TIMEOUT_API_URL is not set" }, () => {
   const otc = client(api ?? "http://unset");
 
   test("placing again with the same order id answers the same order and reserves nothing more", async () => {

@@ -58,11 +58,11 @@ class TypeScriptClientTest {
           npm(
               180,
               Map.of(
-                  "OTC_API_URL", edge.url().toString(),
-                  "OTC_API_REGION", REGION,
-                  "OTC_TENANT_ID", "default",
-                  "OTC_TEST_SKU", DemoCatalog.sku(1),
-                  "OTC_TEST_RUN", run,
+                  "ORDER_TIMEOUT_API_URL", edge.url().toString(),
+                  "ORDER_TIMEOUT_API_REGION", REGION,
+                  "ORDER_TIMEOUT_TENANT_ID", "default",
+                  "ORDER_TIMEOUT_TEST_SKU", DemoCatalog.sku(1),
+                  "ORDER_TIMEOUT_TEST_RUN", run,
                   "AWS_ACCESS_KEY_ID", ACCESS_KEY,
                   "AWS_SECRET_ACCESS_KEY", SECRET_KEY),
               "test");
