@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -19,13 +20,23 @@ class DemoTest {
     PrintStream out = new PrintStream(buffer, true, StandardCharsets.UTF_8);
 
     DemoScenario.Report report;
+    List<RecordingProxy.Answered> exchanges;
     try (LocalStack stack =
         LocalStack.start(
             new LocalStack.Options(Main.templatePath(), "127.0.0.1", 0, 1.0),
             DemoScenario.environment(System.getenv()))) {
+      ApiWireTap tap = ApiWireTap.attach(stack);
       report = new DemoScenario(stack, settings, out).run();
       report.print(out);
+      exchanges = tap.exchanges();
     }
+    // every request the demo and WeChat's notifications sent, and every answer, is as
+    // docs/reference/openapi.yaml says
+    System.out.printf("demo: %d exchanges checked against openapi.yaml%n", exchanges.size());
+    assertThat(exchanges).hasSizeGreaterThan(200);
+    assertThat(ContractTest.conformance(exchanges))
+        .as("exchanges that differ from openapi.yaml")
+        .isEmpty();
 
     String printed = buffer.toString(StandardCharsets.UTF_8);
     // the whole report in the build log: a failure names the check, this shows why

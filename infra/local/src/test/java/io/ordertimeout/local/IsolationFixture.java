@@ -38,6 +38,12 @@ abstract class IsolationFixture {
   static IsolationStack.Merchants merchants;
 
   private static long checksAtStart;
+
+  /** Exchanges checked against openapi.yaml in this JVM. */
+  private static final java.util.concurrent.atomic.AtomicLong CONTRACT_CHECKS =
+      new java.util.concurrent.atomic.AtomicLong();
+
+  private static long contractChecksAtStart;
   IsolationStack iso;
   TenantFingerprints fingerprints;
 
@@ -45,6 +51,7 @@ abstract class IsolationFixture {
   static void startMerchants() {
     merchants = new IsolationStack.Merchants();
     checksAtStart = TenantFingerprints.CHECKS.get();
+    contractChecksAtStart = CONTRACT_CHECKS.get();
   }
 
   @AfterAll
@@ -52,8 +59,11 @@ abstract class IsolationFixture {
     merchants.close();
     long total = TenantFingerprints.CHECKS.get();
     System.out.printf(
-        "%s: %d cross-tenant checks (%d in this JVM so far)%n",
-        info.getDisplayName(), total - checksAtStart, total);
+        "%s: %d cross-tenant checks (%d in this JVM so far), %d exchanges as openapi.yaml says%n",
+        info.getDisplayName(),
+        total - checksAtStart,
+        total,
+        CONTRACT_CHECKS.get() - contractChecksAtStart);
   }
 
   @BeforeEach
@@ -121,6 +131,10 @@ abstract class IsolationFixture {
   void checkInvariantsAndClose() {
     try {
       iso.stack.assertInvariants();
+      // every request the test sent and every answer is as docs/reference/openapi.yaml says
+      assertThat(iso.exchanged()).isPositive();
+      assertThat(iso.conformance()).as("exchanges that differ from openapi.yaml").isEmpty();
+      CONTRACT_CHECKS.addAndGet(iso.exchanged());
     } finally {
       iso.close();
     }

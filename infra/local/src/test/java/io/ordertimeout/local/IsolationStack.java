@@ -107,6 +107,10 @@ final class IsolationStack implements AutoCloseable {
   private final Map<String, LocalFunction> functions = new LinkedHashMap<>();
   private final RouteTable routes;
 
+  /** Every request sent and its answer, for the contract check (ContractTest#check). */
+  private final List<ContractTest.Exchange> exchanges =
+      java.util.Collections.synchronizedList(new ArrayList<>());
+
   IsolationStack(String hint, Merchants merchants) {
     this.merchants = merchants;
     this.stack =
@@ -273,8 +277,39 @@ final class IsolationStack implements AutoCloseable {
       }
     }
     LocalFunction fn = match.entry().function();
-    return (APIGatewayV2HTTPResponse)
-        fn.invoke(event, new LocalContext(fn.name(), fn.timeoutMillis(), () -> false));
+    APIGatewayV2HTTPResponse response =
+        (APIGatewayV2HTTPResponse)
+            fn.invoke(event, new LocalContext(fn.name(), fn.timeoutMillis(), () -> false));
+    Map<String, String> sent = new LinkedHashMap<>();
+    headers.forEach((k, v) -> sent.put(k.toLowerCase(Locale.ROOT), v.get(0)));
+    String answer = response.getBody();
+    if (answer != null && response.getIsBase64Encoded()) {
+      answer = new String(java.util.Base64.getDecoder().decode(answer), StandardCharsets.UTF_8);
+    }
+    exchanges.add(
+        ContractTest.exchange(method, path, sent, body, null, response.getStatusCode(), answer));
+    return response;
+  }
+
+  /**
+   * What docs/reference/openapi.yaml says is wrong with the exchanges so far, by exchange; empty:
+   * every request and answer is as documented.
+   */
+  Map<String, List<String>> conformance() {
+    Map<String, List<String>> problems = new java.util.TreeMap<>();
+    synchronized (exchanges) {
+      for (ContractTest.Exchange e : exchanges) {
+        List<String> found = ContractTest.check(e);
+        if (!found.isEmpty()) {
+          problems.put(e.method() + " " + e.path() + " -> " + e.status(), found);
+        }
+      }
+    }
+    return problems;
+  }
+
+  int exchanged() {
+    return exchanges.size();
   }
 
   /**
