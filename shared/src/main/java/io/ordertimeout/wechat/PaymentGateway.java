@@ -18,7 +18,8 @@ import java.util.Map;
 public interface PaymentGateway {
 
   /**
-   * The mchid of the tenant's merchant account.
+   * The mchid of the tenant's merchant account, the one its trades are keyed by: for a sub-merchant
+   * of a service provider its sub_mchid (see {@link MerchantCredentials#tradeMchid()}).
    *
    * @throws IllegalArgumentException when the tenant has no merchant account
    */
