@@ -77,7 +77,7 @@ final class PartnerPayments {
         outTradeNo,
         () -> {
           try {
-            return toStatus(outTradeNo, jsapi(tenant).queryOrderByOutTradeNo(request));
+            return TradeStatus.of(outTradeNo, jsapi(tenant).queryOrderByOutTradeNo(request));
           } catch (ServiceException e) {
             if (WeChatErrors.isNotFound(e)) {
               return TradeStatus.notFound(outTradeNo);
@@ -102,25 +102,14 @@ final class PartnerPayments {
             jsapi(tenant).closeOrder(request);
             return WeChatCloseOutcome.CLOSED;
           } catch (ServiceException e) {
-            return WeChatPayGateway.definiteCloseAnswer(e);
+            return WeChatErrors.closeOutcome(e);
           }
         });
   }
 
-  private static TradeStatus toStatus(String outTradeNo, Transaction t) {
-    if (t == null || t.getTradeState() == null) {
-      throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
-    }
-    Long amount =
-        t.getAmount() == null || t.getAmount().getTotal() == null
-            ? null
-            : t.getAmount().getTotal().longValue();
-    return new TradeStatus(
-        outTradeNo,
-        tradeState(t.getTradeState()),
-        t.getTransactionId(),
-        amount,
-        WeChatPayGateway.instant(t.getSuccessTime()));
+  /** The sub_mchid a refund names: the sub-merchant's, none (null) for a direct merchant. */
+  static String subMchid(TenantClients tenant) {
+    return tenant.credentials().partner() ? tenant.credentials().tradeMchid() : null;
   }
 
   /** ACCEPT ("received, awaiting debit") is handled as USERPAYING, as for a direct merchant. */

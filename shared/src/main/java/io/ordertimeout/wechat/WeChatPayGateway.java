@@ -134,7 +134,7 @@ public final class WeChatPayGateway implements PaymentGateway {
         outTradeNo,
         () -> {
           try {
-            return toStatus(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
+            return TradeStatus.of(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
           } catch (ServiceException e) {
             if (WeChatErrors.isNotFound(e)) {
               return TradeStatus.notFound(outTradeNo);
@@ -142,22 +142,6 @@ public final class WeChatPayGateway implements PaymentGateway {
             throw e;
           }
         });
-  }
-
-  private static TradeStatus toStatus(String outTradeNo, Transaction t) {
-    if (t == null || t.getTradeState() == null) {
-      throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
-    }
-    Long amount =
-        t.getAmount() == null || t.getAmount().getTotal() == null
-            ? null
-            : t.getAmount().getTotal().longValue();
-    return new TradeStatus(
-        outTradeNo,
-        tradeState(t.getTradeState()),
-        t.getTransactionId(),
-        amount,
-        instant(t.getSuccessTime()));
   }
 
   @Override
@@ -179,22 +163,9 @@ public final class WeChatPayGateway implements PaymentGateway {
             tenant.jsapi().closeOrder(request);
             return WeChatCloseOutcome.CLOSED;
           } catch (ServiceException e) {
-            return definiteCloseAnswer(e);
+            return WeChatErrors.closeOutcome(e);
           }
         });
-  }
-
-  static WeChatCloseOutcome definiteCloseAnswer(ServiceException e) {
-    if (WeChatErrors.isPaid(e)) {
-      return WeChatCloseOutcome.ALREADY_PAID;
-    }
-    if (WeChatErrors.isNotFound(e)) {
-      return WeChatCloseOutcome.NOT_FOUND;
-    }
-    if (WeChatErrors.isClosed(e)) {
-      return WeChatCloseOutcome.ALREADY_CLOSED;
-    }
-    throw e; // USER_PAYING, SYSTEM_ERROR, FREQUENCY_LIMITED, RULE_LIMIT, ...: translated by call()
   }
 
   @Override
@@ -205,9 +176,7 @@ public final class WeChatPayGateway implements PaymentGateway {
     request.setOutTradeNo(trade.outTradeNo());
     request.setOutRefundNo(outRefundNo);
     request.setReason(reason);
-    if (tenant.credentials().partner()) {
-      request.setSubMchid(tenant.credentials().tradeMchid());
-    }
+    request.setSubMchid(PartnerPayments.subMchid(tenant)); // null (left out) for a direct merchant
     AmountReq amount = new AmountReq();
     amount.setRefund(amountFen);
     amount.setTotal(amountFen);
@@ -234,9 +203,7 @@ public final class WeChatPayGateway implements PaymentGateway {
     TenantClients tenant = clients(tenantId);
     QueryByOutRefundNoRequest request = new QueryByOutRefundNoRequest();
     request.setOutRefundNo(outRefundNo);
-    if (tenant.credentials().partner()) {
-      request.setSubMchid(tenant.credentials().tradeMchid());
-    }
+    request.setSubMchid(PartnerPayments.subMchid(tenant));
     return call(
         tenantId,
         "queryRefund",
