@@ -232,6 +232,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/wechatpay/notify/provider/{spMchid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** WeChat Pay's payment notification for the sub-merchant tenants of one service provider, verified with the provider's keys and routed by the sub_mchid it names */
+        post: operations["providerPaymentNotify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/dead-letters": {
         parameters: {
             query?: never;
@@ -1501,6 +1518,104 @@ export interface operations {
                 };
             };
             /** @description no order of this tenant is bound to the trade; another path */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description a notify path with another method than POST */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description a nonce already seen (a replay) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description over 16 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description MySQL, Redis or WeChat's refund API unavailable; WeChat retries */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+        };
+    };
+    providerPaymentNotify: {
+        parameters: {
+            query?: never;
+            header: {
+                "Wechatpay-Nonce": components["parameters"]["WechatpayNonce"];
+                "Wechatpay-Serial": components["parameters"]["WechatpaySerial"];
+                "Wechatpay-Signature": components["parameters"]["WechatpaySignature"];
+                /** @description seconds since the epoch, within 5 minutes of the server's clock */
+                "Wechatpay-Timestamp": components["parameters"]["WechatpayTimestamp"];
+            };
+            path: {
+                spMchid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["Notification"];
+        responses: {
+            /** @description the payment is committed (now or before) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description headers or body malformed, the resource does not decrypt, the trade does not match */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description the signature does not verify, or the timestamp is over 5 minutes off */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description the trade names another provider, a sub_mchid no tenant is, or another sp_appid/sub_appid than that tenant's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description no order of the sub-merchant's tenant is bound to the trade; another path */
             404: {
                 headers: {
                     [name: string]: unknown;

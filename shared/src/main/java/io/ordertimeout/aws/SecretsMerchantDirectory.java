@@ -1,11 +1,16 @@
 package io.ordertimeout.aws;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
 import io.ordertimeout.wechat.MerchantCredentials;
 import io.ordertimeout.wechat.MerchantDirectory;
+import io.ordertimeout.wechat.SubMerchant;
+import io.ordertimeout.wechat.SubMerchantIndex;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * WeChat Pay merchant accounts from one Secrets Manager secret, read once at init.
@@ -21,17 +26,44 @@ import java.util.Map;
  *
  * or one merchant per tenant: {@code {"tenants":{"<tenantId>":{...same fields...}}}}. A secret
  * holds up to 64 KB, about 15 merchants with their PEM keys.
+ *
+ * <p>A tenant that is a sub-merchant of a service provider says {@code "mode":"partner"} and names
+ * the provider in {@code spMchid} and {@code spAppid} instead of {@code mchid} and {@code appid},
+ * itself in {@code subMchid} (and {@code subAppid} when the mini-program is its own), with the
+ * provider's keys in the key fields:
+ *
+ * <pre>{@code
+ * {"mode":"partner","spMchid":"1900000100","spAppid":"wx8888888888888888","subMchid":"1900000201",
+ *  "subAppid":"wx9999999999999999","merchantSerialNumber":"<provider's>","privateKey":"<provider's>",
+ *  "apiV3Key":"<provider's>","wechatPayPublicKeyId":"...","wechatPayPublicKey":"...",
+ *  "notifyUrl":"https://<api>/wechatpay/notify"}
+ * }</pre>
+ *
+ * A contradiction fails the load with the tenant named: an unknown mode, a direct merchant with
+ * partner fields or a sub-merchant with mchid/appid, two tenants as one sub-merchant, one provider
+ * with two sets of keys ({@link SubMerchantIndex}).
  */
 public final class SecretsMerchantDirectory implements MerchantDirectory {
   private final String secretId;
   private final MerchantCredentials single;
   private final Map<String, MerchantCredentials> byTenant;
+  private final SubMerchantIndex subMerchants;
 
   private SecretsMerchantDirectory(
       String secretId, MerchantCredentials single, Map<String, MerchantCredentials> byTenant) {
     this.secretId = secretId;
     this.single = single;
     this.byTenant = Map.copyOf(byTenant);
+    try {
+      // a single sub-merchant's notifications are the default tenant's, as its route's are
+      this.subMerchants =
+          SubMerchantIndex.of(
+              single == null
+                  ? this.byTenant
+                  : Map.of(EnvironmentMerchantDirectory.DEFAULT_TENANT, single));
+    } catch (IllegalArgumentException e) {
+      throw new SecretUnavailableException("secret " + secretId + ": " + e.getMessage(), e);
+    }
   }
 
   /** Reads and validates the secret now (Lambda init), so a bad key fails the deploy, not a pay. */
@@ -66,20 +98,63 @@ public final class SecretsMerchantDirectory implements MerchantDirectory {
     return new SecretsMerchantDirectory(secretId, null, byTenant);
   }
 
+  /** Fields that only one of the two modes has; the other mode refuses them. */
+  private static final List<String> DIRECT_ONLY = List.of("mchid", "appid");
+
+  private static final List<String> PARTNER_ONLY =
+      List.of("spMchid", "spAppid", "subMchid", "subAppid");
+
   private static MerchantCredentials merchant(String where, JsonNode json) {
+    String mode = Optional.ofNullable(Fields.optional(json, "mode")).orElse("direct");
+    boolean partner =
+        switch (mode) {
+          case "direct" -> false;
+          case "partner" -> true;
+          default ->
+              throw new SecretUnavailableException(
+                  "secret " + where + ": mode must be 'direct' or 'partner', was '" + mode + "'");
+        };
+    for (String field : partner ? DIRECT_ONLY : PARTNER_ONLY) {
+      if (json.has(field)) {
+        throw new SecretUnavailableException(
+            "secret "
+                + where
+                + ": '"
+                + field
+                + "' contradicts mode "
+                + mode
+                + (partner
+                    ? " (a sub-merchant names its provider in spMchid and spAppid)"
+                    : " (set \"mode\":\"partner\" for a sub-merchant of a service provider)"));
+      }
+    }
     try {
       return new MerchantCredentials(
-          Fields.required(where, json, "mchid"),
-          Fields.required(where, json, "appid"),
+          Fields.required(where, json, partner ? "spMchid" : "mchid"),
+          Fields.required(where, json, partner ? "spAppid" : "appid"),
           Fields.required(where, json, "merchantSerialNumber"),
           Fields.required(where, json, "privateKey"),
           Fields.required(where, json, "apiV3Key"),
           Fields.required(where, json, "wechatPayPublicKeyId"),
           Fields.required(where, json, "wechatPayPublicKey"),
-          Fields.required(where, json, "notifyUrl"));
+          Fields.required(where, json, "notifyUrl"),
+          partner
+              ? new SubMerchant(
+                  Fields.required(where, json, "subMchid"), Fields.optional(json, "subAppid"))
+              : null);
     } catch (IllegalArgumentException e) {
       throw new SecretUnavailableException("secret " + where + ": " + e.getMessage(), e);
     }
+  }
+
+  @Override
+  public Optional<String> tenantOfSubMerchant(String spMchid, String subMchid) {
+    return subMerchants.tenantOf(spMchid, subMchid);
+  }
+
+  @Override
+  public Optional<MerchantCredentials> provider(String spMchid) {
+    return subMerchants.provider(spMchid);
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.wechat.InvalidNotificationException;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentNotification;
+import io.ordertimeout.wechat.ProviderNotification;
 import io.ordertimeout.wechat.TradeState;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -61,7 +62,33 @@ public final class NotificationService {
    * @throws PaymentMismatchException unknown order (of the URL's tenant), amount mismatch
    */
   public Result handle(String tenantId, Map<String, String> headers, String body) {
-    PaymentNotification n = parse(tenantId, headers, body);
+    return apply(tenantId, parse(tenantId, headers, body));
+  }
+
+  /**
+   * A notification posted to service provider {@code spMchid}'s URL: verified with the provider's
+   * keys, then handled as {@link #handle} for the tenant that is the sub-merchant its verified
+   * resource names (its sub_mchid); the order is looked up by the trade (sub_mchid, out_trade_no)
+   * among that tenant's bindings only.
+   *
+   * @throws io.ordertimeout.wechat.InvalidNotificationException as {@link #handle}; also a resource
+   *     naming another provider or a sub-merchant no tenant is (MERCHANT_MISMATCH)
+   */
+  public Result handleProvider(String spMchid, Map<String, String> headers, String body) {
+    ProviderNotification routed;
+    try {
+      routed = gateway.parseProviderNotification(spMchid, headers, body);
+    } catch (InvalidNotificationException e) {
+      if (e.reason() == InvalidNotificationException.Reason.UNKNOWN_TENANT) {
+        metrics.count("payment_notifications_unknown_tenant", 1);
+        log.warn("payment notification for provider {} that has no sub-merchant here", spMchid);
+      }
+      throw e;
+    }
+    return apply(routed.tenantId(), routed.payment());
+  }
+
+  private Result apply(String tenantId, PaymentNotification n) {
     if (!"TRANSACTION.SUCCESS".equals(n.eventType()) || n.tradeState() != TradeState.SUCCESS) {
       metrics.count("payment_notifications_ignored", 1);
       log.info("ignoring {} {} for order {}", n.eventType(), n.tradeState(), n.outTradeNo());

@@ -11,6 +11,10 @@ import java.util.Optional;
  * gateway or the use cases.
  *
  * <p>PEM values may carry their line breaks as literal {@code \n} (a single-line env value).
+ *
+ * <p>With OTC_WECHAT_SUB_MCHID set the tenant is that sub-merchant of a service provider: the other
+ * OTC_WECHAT_* values are then the provider's (OTC_WECHAT_MCHID its sp_mchid, OTC_WECHAT_APPID its
+ * sp_appid), and OTC_WECHAT_SUB_APPID names the sub-merchant's own mini-program, if it has one.
  */
 public final class EnvironmentMerchantDirectory {
   /** The tenant the env-configured merchant serves; orders default to it too. */
@@ -32,8 +36,28 @@ public final class EnvironmentMerchantDirectory {
             required(env, "OTC_WECHAT_APIV3_KEY"),
             required(env, "OTC_WECHAT_PUBLIC_KEY_ID"),
             pem(required(env, "OTC_WECHAT_PUBLIC_KEY")),
-            required(env, "OTC_WECHAT_NOTIFY_URL"));
+            required(env, "OTC_WECHAT_NOTIFY_URL"),
+            subMerchant(env));
     return Optional.of(new StaticMerchantDirectory(Map.of(DEFAULT_TENANT, credentials)));
+  }
+
+  private static SubMerchant subMerchant(Map<String, String> env) {
+    String sub = env.get("OTC_WECHAT_SUB_MCHID");
+    String subAppid = env.get("OTC_WECHAT_SUB_APPID");
+    if (blank(sub)) {
+      if (!blank(subAppid)) {
+        throw new IllegalArgumentException(
+            "invalid configuration: OTC_WECHAT_SUB_APPID is set but OTC_WECHAT_SUB_MCHID is not"
+                + " (a sub_appid belongs to a sub-merchant)");
+      }
+      return null;
+    }
+    try {
+      return new SubMerchant(sub.trim(), blank(subAppid) ? null : subAppid.trim());
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(
+          "invalid configuration: OTC_WECHAT_SUB_MCHID: " + e.getMessage(), e);
+    }
   }
 
   /** OTC_WECHAT_BASE_URL: another WeChat Pay endpoint (the simulator in local runs); else none. */

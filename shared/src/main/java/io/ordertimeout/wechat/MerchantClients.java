@@ -38,7 +38,7 @@ final class MerchantClients {
    */
   TenantClients forTrade(String tenantId, String operation, WeChatTrade trade) {
     TenantClients tenant = forTenant(tenantId);
-    String mchid = tenant.credentials().mchid();
+    String mchid = tenant.credentials().tradeMchid();
     if (trade.mchid() != null && !trade.mchid().equals(mchid)) {
       throw new PaymentRejectedException(
           "MCHID_MISMATCH",
@@ -64,6 +64,27 @@ final class MerchantClients {
           InvalidNotificationException.Reason.UNKNOWN_TENANT, tenantId, e.getMessage(), e);
     }
     return of(merchant);
+  }
+
+  /**
+   * The keys of service provider {@code spMchid}, named by the provider webhook's URL: a provider
+   * no tenant is a sub-merchant of is UNKNOWN_TENANT, answered like a bad signature.
+   */
+  TenantClients forProvider(String spMchid) {
+    return of(
+        directory
+            .provider(spMchid)
+            .orElseThrow(
+                () ->
+                    new InvalidNotificationException(
+                        InvalidNotificationException.Reason.UNKNOWN_TENANT,
+                        "provider " + spMchid,
+                        "no tenant is a sub-merchant of provider " + spMchid,
+                        null)));
+  }
+
+  MerchantDirectory directory() {
+    return directory;
   }
 
   private TenantClients of(MerchantCredentials merchant) {

@@ -50,6 +50,32 @@ final class NotificationReader {
       Supplier<TenantClients> tenant,
       Map<String, String> rawHeaders,
       String body) {
+    Verified<Transaction> v = verify(tenantId, tenant, rawHeaders, body, Transaction.class);
+    Transaction transaction = v.resource();
+    checkMerchant(tenantId, v.clients().credentials(), transaction);
+    return toNotification(tenantId, envelope(body), v.nonce(), v.timestamp(), transaction);
+  }
+
+  /**
+   * A notification whose signature verified and whose resource decrypted.
+   *
+   * @param clients whose keys verified it
+   */
+  record Verified<T>(TenantClients clients, String nonce, Instant timestamp, T resource) {}
+
+  /**
+   * The checks of {@link #read} up to the decrypted resource, read as {@code type} (a direct
+   * merchant's or a partner's transaction).
+   *
+   * @param label the tenant (or provider) the refusals name
+   */
+  <T> Verified<T> verify(
+      String label,
+      Supplier<TenantClients> tenant,
+      Map<String, String> rawHeaders,
+      String body,
+      Class<T> type) {
+    String tenantId = label;
     if (body == null || body.isEmpty()) {
       throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "empty body", null);
     }
@@ -74,9 +100,7 @@ final class NotificationReader {
             .nonce(nonce)
             .body(body)
             .build();
-    Transaction transaction = decrypt(tenantId, clients, request);
-    checkMerchant(tenantId, clients.credentials(), transaction);
-    return toNotification(tenantId, envelope(body), nonce, timestamp, transaction);
+    return new Verified<>(clients, nonce, timestamp, decrypt(tenantId, clients, request, type));
   }
 
   /**
@@ -138,9 +162,10 @@ final class NotificationReader {
    * The SDK's exceptions are not kept, nor their messages: a failed signature's message holds the
    * whole signed message (timestamp, nonce, body) and the signature, the others the notification.
    */
-  private static Transaction decrypt(String tenantId, TenantClients tenant, RequestParam request) {
+  private static <T> T decrypt(
+      String tenantId, TenantClients tenant, RequestParam request, Class<T> type) {
     try {
-      return tenant.notifications().parse(request, Transaction.class);
+      return tenant.notifications().parse(request, type);
     } catch (ValidationException e) {
       throw new InvalidNotificationException(
           Reason.BAD_SIGNATURE,
@@ -169,8 +194,14 @@ final class NotificationReader {
     return e.getClass().getSimpleName();
   }
 
+  /**
+   * A sub-merchant tenant's notifications come to its provider's URL, in the partner format; on the
+   * tenant's own route none is trusted, whatever it names.
+   */
   private static void checkMerchant(String tenantId, MerchantCredentials merchant, Transaction t) {
-    if (!merchant.mchid().equals(t.getMchid()) || !merchant.appid().equals(t.getAppid())) {
+    if (merchant.partner()
+        || !merchant.mchid().equals(t.getMchid())
+        || !merchant.appid().equals(t.getAppid())) {
       throw new InvalidNotificationException(
           Reason.MERCHANT_MISMATCH,
           tenantId,
@@ -184,7 +215,7 @@ final class NotificationReader {
     }
   }
 
-  private static JsonNode envelope(String body) {
+  static JsonNode envelope(String body) {
     try {
       return JSON.readTree(body);
     } catch (IOException e) {

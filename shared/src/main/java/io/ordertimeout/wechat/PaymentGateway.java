@@ -18,7 +18,8 @@ import java.util.Map;
 public interface PaymentGateway {
 
   /**
-   * The mchid of the tenant's merchant account.
+   * The mchid of the tenant's merchant account, the one its trades are keyed by: for a sub-merchant
+   * of a service provider its sub_mchid (see {@link MerchantCredentials#tradeMchid()}).
    *
    * @throws IllegalArgumentException when the tenant has no merchant account
    */
@@ -55,4 +56,22 @@ public interface PaymentGateway {
    *     failed decryption or a transaction of another merchant
    */
   PaymentNotification parseNotification(String tenantId, Map<String, String> headers, String body);
+
+  /**
+   * Verifies and decrypts a notification posted to service provider {@code spMchid}'s URL with the
+   * provider's keys, and names the tenant that is the sub-merchant its resource names. Replay
+   * protection is the caller's, as for {@link #parseNotification}.
+   *
+   * @throws InvalidNotificationException as {@link #parseNotification}; UNKNOWN_TENANT when no
+   *     tenant is a sub-merchant of {@code spMchid}, MERCHANT_MISMATCH when the resource names
+   *     another provider or a sub-merchant (or appid) no tenant is
+   */
+  default ProviderNotification parseProviderNotification(
+      String spMchid, Map<String, String> headers, String body) {
+    throw new InvalidNotificationException(
+        InvalidNotificationException.Reason.UNKNOWN_TENANT,
+        "provider " + spMchid,
+        "this gateway has no service provider accounts",
+        null);
+  }
 }

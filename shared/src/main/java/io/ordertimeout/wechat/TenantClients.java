@@ -13,12 +13,25 @@ import okhttp3.OkHttpClient;
  * building clients costs milliseconds we do not want on every close. Public key mode makes no
  * network call here, unlike RSAAutoCertificateConfig, which downloads platform certificates at
  * build time.
+ *
+ * @param partnerJsapi the partner JSAPI service ({@code /v3/pay/partner/...}) a sub-merchant's
+ *     trades go through; null for a direct merchant
  */
 record TenantClients(
     MerchantCredentials credentials,
     JsapiServiceExtension jsapi,
     RefundService refunds,
-    NotificationParser notifications) {
+    NotificationParser notifications,
+    com.wechat.pay.java.service.partnerpayments.jsapi.JsapiServiceExtension partnerJsapi) {
+
+  /** A direct merchant's clients. */
+  TenantClients(
+      MerchantCredentials credentials,
+      JsapiServiceExtension jsapi,
+      RefundService refunds,
+      NotificationParser notifications) {
+    this(credentials, jsapi, refunds, notifications, null);
+  }
 
   static TenantClients build(MerchantCredentials c, OkHttpClient okHttp, GatewaySettings settings) {
     RSAPublicKeyConfig config =
@@ -41,6 +54,14 @@ record TenantClients(
     JsapiServiceExtension jsapi =
         new JsapiServiceExtension.Builder().config(config).httpClient(http).signType("RSA").build();
     RefundService refunds = new RefundService.Builder().httpClient(http).build();
-    return new TenantClients(c, jsapi, refunds, new NotificationParser(config));
+    com.wechat.pay.java.service.partnerpayments.jsapi.JsapiServiceExtension partnerJsapi =
+        c.partner()
+            ? new com.wechat.pay.java.service.partnerpayments.jsapi.JsapiServiceExtension.Builder()
+                .config(config)
+                .httpClient(http)
+                .signType("RSA")
+                .build()
+            : null;
+    return new TenantClients(c, jsapi, refunds, new NotificationParser(config), partnerJsapi);
   }
 }

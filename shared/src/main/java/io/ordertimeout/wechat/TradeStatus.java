@@ -1,5 +1,6 @@
 package io.ordertimeout.wechat;
 
+import com.wechat.pay.java.service.payments.model.Transaction;
 import java.time.Instant;
 
 /**
@@ -15,6 +16,43 @@ public record TradeStatus(
     String transactionId,
     Long amountFen,
     Instant successTime) {
+
+  /** A direct merchant's query answer. */
+  static TradeStatus of(String outTradeNo, Transaction t) {
+    requireState(outTradeNo, t == null ? null : t.getTradeState());
+    Long amount =
+        t.getAmount() == null || t.getAmount().getTotal() == null
+            ? null
+            : t.getAmount().getTotal().longValue();
+    return new TradeStatus(
+        outTradeNo,
+        WeChatPayGateway.tradeState(t.getTradeState()),
+        t.getTransactionId(),
+        amount,
+        WeChatPayGateway.instant(t.getSuccessTime()));
+  }
+
+  /** A sub-merchant's query answer (the partner API's transaction). */
+  static TradeStatus of(
+      String outTradeNo, com.wechat.pay.java.service.partnerpayments.jsapi.model.Transaction t) {
+    requireState(outTradeNo, t == null ? null : t.getTradeState());
+    Long amount =
+        t.getAmount() == null || t.getAmount().getTotal() == null
+            ? null
+            : t.getAmount().getTotal().longValue();
+    return new TradeStatus(
+        outTradeNo,
+        PartnerPayments.tradeState(t.getTradeState()),
+        t.getTransactionId(),
+        amount,
+        WeChatPayGateway.instant(t.getSuccessTime()));
+  }
+
+  private static void requireState(String outTradeNo, Object tradeState) {
+    if (tradeState == null) {
+      throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
+    }
+  }
 
   static TradeStatus notFound(String outTradeNo) {
     return new TradeStatus(outTradeNo, TradeState.NOT_FOUND, null, null, null);

@@ -76,4 +76,21 @@ final class WeChatErrors {
     return new PaymentRejectedException(
         code, status, tenantId, operation, reference, e.getErrorMessage());
   }
+
+  /**
+   * A close-order refusal that is a definite answer about the trade; anything else (USER_PAYING,
+   * SYSTEM_ERROR, FREQUENCY_LIMITED, RULE_LIMIT, ...) is rethrown for the caller to translate.
+   */
+  static WeChatCloseOutcome closeOutcome(ServiceException e) {
+    if (isPaid(e)) {
+      return WeChatCloseOutcome.ALREADY_PAID;
+    }
+    if (isNotFound(e)) {
+      return WeChatCloseOutcome.NOT_FOUND;
+    }
+    if (isClosed(e)) {
+      return WeChatCloseOutcome.ALREADY_CLOSED;
+    }
+    throw e;
+  }
 }

@@ -43,6 +43,7 @@ public final class WeChatPayGateway implements PaymentGateway {
 
   private final MerchantClients merchants;
   private final NotificationReader notifications;
+  private final PartnerNotificationReader providerNotifications;
 
   public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
     this(directory, clock, GatewaySettings.production());
@@ -57,6 +58,7 @@ public final class WeChatPayGateway implements PaymentGateway {
         new MerchantClients(
             Objects.requireNonNull(directory, "directory"), okHttp(settings), settings);
     this.notifications = new NotificationReader(Objects.requireNonNull(clock, "clock"));
+    this.providerNotifications = new PartnerNotificationReader(notifications, merchants);
   }
 
   private static OkHttpClient okHttp(GatewaySettings settings) {
@@ -72,12 +74,15 @@ public final class WeChatPayGateway implements PaymentGateway {
 
   @Override
   public String merchantId(String tenantId) {
-    return clients(tenantId).credentials().mchid();
+    return clients(tenantId).credentials().tradeMchid();
   }
 
   @Override
   public MiniProgramPayment prepay(String tenantId, PrepayCommand command) {
     TenantClients tenant = clients(tenantId, "prepay", command.trade());
+    if (tenant.credentials().partner()) {
+      return PartnerPayments.prepay(tenantId, tenant, command, rfc3339(command.timeExpire()));
+    }
     PrepayRequest request = prepayRequest(tenantId, tenant.credentials(), command);
     PrepayWithRequestPaymentResponse r =
         call(
@@ -116,6 +121,9 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public TradeStatus query(String tenantId, WeChatTrade trade) {
     TenantClients tenant = clients(tenantId, "query", trade);
+    if (tenant.credentials().partner()) {
+      return PartnerPayments.query(tenantId, tenant, trade);
+    }
     String outTradeNo = trade.outTradeNo();
     QueryOrderByOutTradeNoRequest request = new QueryOrderByOutTradeNoRequest();
     request.setOutTradeNo(outTradeNo);
@@ -126,7 +134,7 @@ public final class WeChatPayGateway implements PaymentGateway {
         outTradeNo,
         () -> {
           try {
-            return toStatus(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
+            return TradeStatus.of(outTradeNo, tenant.jsapi().queryOrderByOutTradeNo(request));
           } catch (ServiceException e) {
             if (WeChatErrors.isNotFound(e)) {
               return TradeStatus.notFound(outTradeNo);
@@ -136,25 +144,12 @@ public final class WeChatPayGateway implements PaymentGateway {
         });
   }
 
-  private static TradeStatus toStatus(String outTradeNo, Transaction t) {
-    if (t == null || t.getTradeState() == null) {
-      throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
-    }
-    Long amount =
-        t.getAmount() == null || t.getAmount().getTotal() == null
-            ? null
-            : t.getAmount().getTotal().longValue();
-    return new TradeStatus(
-        outTradeNo,
-        tradeState(t.getTradeState()),
-        t.getTransactionId(),
-        amount,
-        instant(t.getSuccessTime()));
-  }
-
   @Override
   public WeChatCloseOutcome close(String tenantId, WeChatTrade trade) {
     TenantClients tenant = clients(tenantId, "close", trade);
+    if (tenant.credentials().partner()) {
+      return PartnerPayments.close(tenantId, tenant, trade);
+    }
     String outTradeNo = trade.outTradeNo();
     CloseOrderRequest request = new CloseOrderRequest();
     request.setOutTradeNo(outTradeNo);
@@ -168,22 +163,9 @@ public final class WeChatPayGateway implements PaymentGateway {
             tenant.jsapi().closeOrder(request);
             return WeChatCloseOutcome.CLOSED;
           } catch (ServiceException e) {
-            return definiteCloseAnswer(e);
+            return WeChatErrors.closeOutcome(e);
           }
         });
-  }
-
-  private static WeChatCloseOutcome definiteCloseAnswer(ServiceException e) {
-    if (WeChatErrors.isPaid(e)) {
-      return WeChatCloseOutcome.ALREADY_PAID;
-    }
-    if (WeChatErrors.isNotFound(e)) {
-      return WeChatCloseOutcome.NOT_FOUND;
-    }
-    if (WeChatErrors.isClosed(e)) {
-      return WeChatCloseOutcome.ALREADY_CLOSED;
-    }
-    throw e; // USER_PAYING, SYSTEM_ERROR, FREQUENCY_LIMITED, RULE_LIMIT, ...: translated by call()
   }
 
   @Override
@@ -194,6 +176,7 @@ public final class WeChatPayGateway implements PaymentGateway {
     request.setOutTradeNo(trade.outTradeNo());
     request.setOutRefundNo(outRefundNo);
     request.setReason(reason);
+    request.setSubMchid(PartnerPayments.subMchid(tenant)); // null (left out) for a direct merchant
     AmountReq amount = new AmountReq();
     amount.setRefund(amountFen);
     amount.setTotal(amountFen);
@@ -220,6 +203,7 @@ public final class WeChatPayGateway implements PaymentGateway {
     TenantClients tenant = clients(tenantId);
     QueryByOutRefundNoRequest request = new QueryByOutRefundNoRequest();
     request.setOutRefundNo(outRefundNo);
+    request.setSubMchid(PartnerPayments.subMchid(tenant));
     return call(
         tenantId,
         "queryRefund",
@@ -252,6 +236,12 @@ public final class WeChatPayGateway implements PaymentGateway {
     return notifications.read(tenantId, () -> merchants.forNotification(tenantId), headers, body);
   }
 
+  @Override
+  public ProviderNotification parseProviderNotification(
+      String spMchid, Map<String, String> headers, String body) {
+    return providerNotifications.read(spMchid, headers, body);
+  }
+
   private TenantClients clients(String tenantId) {
     return merchants.forTenant(tenantId);
   }
@@ -263,8 +253,7 @@ public final class WeChatPayGateway implements PaymentGateway {
   /**
    * Runs one SDK call; anything but a definite answer leaves as Transient- or RejectedException.
    */
-  private static <T> T call(
-      String tenantId, String operation, String reference, Supplier<T> action) {
+  static <T> T call(String tenantId, String operation, String reference, Supplier<T> action) {
     try {
       return action.get();
     } catch (PaymentTransientException | PaymentRejectedException e) {

@@ -189,6 +189,10 @@ class ContractTest {
     expect(notify("/wechatpay/notify", again.body(), Map.of(), false), 400);
     expect(notify("/wechatpay/notify/Shop-A", again.body(), again.headers(), false), 400);
     expect(notify("/wechatpay/notify/ct-none", again.body(), again.headers(), true), 401);
+    // a service provider's URL: no tenant here is a sub-merchant of this one
+    expect(
+        notify("/wechatpay/notify/provider/1900000999", again.body(), again.headers(), true), 401);
+    expect(notify("/wechatpay/notify/provider/abc", again.body(), again.headers(), false), 400);
     expect(
         notify(
             "/wechatpay/notify",

@@ -11,8 +11,10 @@ import io.ordertimeout.wechat.MiniProgramPayment;
 import io.ordertimeout.wechat.PaymentGateway;
 import io.ordertimeout.wechat.PaymentNotification;
 import io.ordertimeout.wechat.PrepayCommand;
+import io.ordertimeout.wechat.ProviderNotification;
 import io.ordertimeout.wechat.RefundResult;
 import io.ordertimeout.wechat.StaticMerchantDirectory;
+import io.ordertimeout.wechat.SubMerchant;
 import io.ordertimeout.wechat.TradeStatus;
 import io.ordertimeout.wechat.WeChatCloseOutcome;
 import io.ordertimeout.wechat.WeChatPayGateway;
@@ -76,6 +78,9 @@ final class IsolationStack implements AutoCloseable {
   static final class Merchants implements AutoCloseable {
     final Map<String, WeChatPaySimulator> byTenant = new LinkedHashMap<>();
 
+    /** The sub_mchid of each tenant that is a sub-merchant of its simulator (the provider). */
+    final Map<String, String> subMchidByTenant = new LinkedHashMap<>();
+
     Merchants() {
       for (int i = 0; i < TENANTS.size(); i++) {
         String mchid = String.format("19%08d", i + 1);
@@ -84,12 +89,37 @@ final class IsolationStack implements AutoCloseable {
     }
 
     private Merchants(WeChatPaySimulator one) {
-      TENANTS.forEach(t -> byTenant.put(t, one));
+      if (one != null) {
+        TENANTS.forEach(t -> byTenant.put(t, one));
+      }
     }
 
     /** Every tenant on one merchant, with the same keys. */
     static Merchants shared() {
       return new Merchants(WeChatPaySimulator.start(Clock.systemUTC(), "1900000001"));
+    }
+
+    /**
+     * Service provider mode beside direct merchants: t01 is a direct merchant with its own
+     * simulator, t02..t12 are sub-merchants (sub_mchid 19100000NN) of one provider, another
+     * simulator, whose keys they all use.
+     */
+    static Merchants partner() {
+      Merchants m = new Merchants(null);
+      m.byTenant.put(TENANTS.get(0), WeChatPaySimulator.start(Clock.systemUTC(), "1900000001"));
+      WeChatPaySimulator provider = WeChatPaySimulator.start(Clock.systemUTC(), "1900000100");
+      for (String t : TENANTS.subList(1, TENANTS.size())) {
+        String sub = "19100000" + t.substring(1);
+        provider.subMerchants().register(sub, null);
+        m.byTenant.put(t, provider);
+        m.subMchidByTenant.put(t, sub);
+      }
+      return m;
+    }
+
+    /** The tenant's sub_mchid; null for a direct merchant. */
+    String subMchid(String tenant) {
+      return subMchidByTenant.get(tenant);
     }
 
     WeChatPaySimulator of(String tenant) {
@@ -147,7 +177,8 @@ final class IsolationStack implements AutoCloseable {
 
     TenantGateways(Merchants merchants) {
       Map<String, MerchantCredentials> all = new LinkedHashMap<>();
-      merchants.byTenant.forEach((t, sim) -> all.put(t, credentials(t, sim)));
+      merchants.byTenant.forEach(
+          (t, sim) -> all.put(t, credentials(t, sim, merchants.subMchid(t))));
       StaticMerchantDirectory directory = new StaticMerchantDirectory(all);
       merchants.byTenant.forEach(
           (t, sim) ->
@@ -161,8 +192,22 @@ final class IsolationStack implements AutoCloseable {
                           .withBaseUrl(sim.baseUrl()))));
     }
 
-    private static MerchantCredentials credentials(String tenant, WeChatPaySimulator sim) {
+    private static MerchantCredentials credentials(
+        String tenant, WeChatPaySimulator sim, String subMchid) {
       MerchantCredentials c = TestStack.credentialsFor(sim);
+      if (subMchid != null) {
+        // the provider's keys; the prepay gives WeChat .../wechatpay/notify/provider/<spMchid>
+        return new MerchantCredentials(
+            c.mchid(),
+            c.appid(),
+            c.merchantSerialNumber(),
+            c.privateKeyPem(),
+            c.apiV3Key(),
+            c.wechatPayPublicKeyId(),
+            c.wechatPayPublicKeyPem(),
+            "https://mall.example.com/wechatpay/notify",
+            new SubMerchant(subMchid, null));
+      }
       return new MerchantCredentials(
           c.mchid(),
           c.appid(),
@@ -219,6 +264,13 @@ final class IsolationStack implements AutoCloseable {
       // any one: they share the directory, which picks the keys of tenantId
       return byTenant.values().iterator().next().parseNotification(tenantId, headers, body);
     }
+
+    @Override
+    public ProviderNotification parseProviderNotification(
+        String spMchid, Map<String, String> headers, String body) {
+      // any one, as above: the directory knows every provider's sub-merchant tenants
+      return byTenant.values().iterator().next().parseProviderNotification(spMchid, headers, body);
+    }
   }
 
   /**
@@ -239,6 +291,11 @@ final class IsolationStack implements AutoCloseable {
   /** {@code POST /wechatpay/notify/{tenant}} with {@code n}'s headers and body. */
   APIGatewayV2HTTPResponse notify(String tenant, SignedNotification n) {
     return send("POST", "/wechatpay/notify/" + tenant, headersOf(n), n.body(), null);
+  }
+
+  /** {@code POST /wechatpay/notify/provider/{spMchid}}, a service provider's one URL. */
+  APIGatewayV2HTTPResponse notifyProvider(String spMchid, SignedNotification n) {
+    return send("POST", "/wechatpay/notify/provider/" + spMchid, headersOf(n), n.body(), null);
   }
 
   /** {@code POST /wechatpay/notify}, the default tenant's URL from before tenants had their own. */

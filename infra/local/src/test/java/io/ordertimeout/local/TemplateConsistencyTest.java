@@ -130,7 +130,9 @@ class TemplateConsistencyTest {
           Map.entry("OTC_WECHAT_PUBLIC_KEY_ID", "local-only: on AWS the merchant secret"),
           Map.entry("OTC_WECHAT_PUBLIC_KEY", "local-only: on AWS the merchant secret"),
           Map.entry("OTC_WECHAT_NOTIFY_URL", "local-only: on AWS the merchant secret"),
-          Map.entry("OTC_WECHAT_BASE_URL", "local-only: points the SDK at the simulator"));
+          Map.entry("OTC_WECHAT_BASE_URL", "local-only: points the SDK at the simulator"),
+          Map.entry("OTC_WECHAT_SUB_MCHID", "local-only: on AWS the merchant secret's subMchid"),
+          Map.entry("OTC_WECHAT_SUB_APPID", "local-only: on AWS the merchant secret's subAppid"));
 
   /**
    * Template routes whose implementation lands with another issue's branch: a ROUTE_NOT_FOUND
@@ -326,7 +328,8 @@ class TemplateConsistencyTest {
                               r.method(),
                               r.path()
                                   .replace("{id}", "ord-000001")
-                                  .replace("{tenantId}", "default"),
+                                  .replace("{tenantId}", "default")
+                                  .replace("{spMchid}", "1900000100"),
                               "{}");
                       boolean notFound = response.body().contains("ROUTE_NOT_FOUND");
                       if (notFound && PENDING_ROUTES.containsKey(r.routeKey())) {

@@ -43,6 +43,13 @@ import org.slf4j.LoggerFactory;
  * default tenant's URL, kept for merchants registered with it before tenants had their own. A
  * tenant id that is not {@link TenantIds#PATTERN} is 400 before anything is read; a well-formed one
  * without merchant keys is 401 exactly like a bad signature (no answer tells which tenants exist).
+ *
+ * <p>Service provider: {@code POST /wechatpay/notify/provider/{spMchid}} is the one URL of all the
+ * sub-merchant tenants of provider spMchid. It is verified and decrypted with the provider's keys,
+ * and the tenant is the one configured as the sub-merchant the decrypted resource names
+ * (sub_mchid), never one the URL or a header names. An spMchid that is not 1-32 digits is 400
+ * before anything is read; one no tenant is a sub-merchant of is 401 like a bad signature; a
+ * resource naming another provider or a sub-merchant no tenant is, 403.
  */
 public final class PaymentNotifyHandler extends HttpApiHandler {
   private static final Logger log = LoggerFactory.getLogger(PaymentNotifyHandler.class);
@@ -74,13 +81,17 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     String requestId = context == null ? "-" : context.getAwsRequestId();
     byte[] raw = null;
     try {
-      String tenantId = tenantOf(event);
+      String spMchid = providerOf(event);
+      String tenantId = spMchid == null ? tenantOf(event) : "provider " + spMchid;
       raw = HttpBodies.bytes(event.getBody(), event.getIsBase64Encoded());
       // before anything reads it: the signature check would hash every byte of a 10 MB body
       NotificationLimits.checkBodySize(tenantId, raw.length);
       String body = new String(raw, StandardCharsets.UTF_8);
       Map<String, String> headers = event.getHeaders() == null ? Map.of() : event.getHeaders();
-      NotificationService.Result result = webhook.notifications().handle(tenantId, headers, body);
+      NotificationService.Result result =
+          spMchid == null
+              ? webhook.notifications().handle(tenantId, headers, body)
+              : webhook.notifications().handleProvider(spMchid, headers, body);
       log.info("payment notification {} (request {})", result, requestId);
       return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
     } catch (RuntimeException e) {
@@ -93,6 +104,27 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
 
   /** The per-tenant route; API Gateway puts the segment in pathParameters.tenantId. */
   static final String TENANT_ROUTE_KEY = "POST /wechatpay/notify/{tenantId}";
+
+  /** A service provider's route; API Gateway puts the segment in pathParameters.spMchid. */
+  static final String PROVIDER_ROUTE_KEY = "POST /wechatpay/notify/provider/{spMchid}";
+
+  /** WeChat's mchids are digits; anything else in the URL is refused before the body is read. */
+  private static final java.util.regex.Pattern SP_MCHID =
+      java.util.regex.Pattern.compile("[0-9]{1,32}");
+
+  /** The provider a provider-route request is for; null for any other route. */
+  private static String providerOf(APIGatewayV2HTTPEvent event) {
+    if (!PROVIDER_ROUTE_KEY.equals(event.getRouteKey())) {
+      return null;
+    }
+    Map<String, String> params = event.getPathParameters();
+    String spMchid = params == null ? null : params.get("spMchid");
+    if (spMchid == null || !SP_MCHID.matcher(spMchid).matches()) {
+      throw new ApiError(
+          400, "INVALID_SP_MCHID", "spMchid in the notify URL must be 1 to 32 digits");
+    }
+    return spMchid;
+  }
 
   /**
    * The tenant the request is for, from its route: the default tenant for {@link #ROUTE_KEY}, the
@@ -118,7 +150,9 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     }
     int space = routeKey.indexOf(' ');
     String routePath = space > 0 ? routeKey.substring(space + 1) : "";
-    if (routePath.equals("/wechatpay/notify") || routePath.equals("/wechatpay/notify/{tenantId}")) {
+    if (routePath.equals("/wechatpay/notify")
+        || routePath.equals("/wechatpay/notify/{tenantId}")
+        || routePath.equals("/wechatpay/notify/provider/{spMchid}")) {
       throw new ApiError(
           405, "METHOD_NOT_ALLOWED", "use POST, not " + routeKey.substring(0, space));
     }

@@ -7,6 +7,7 @@ import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPResponse;
 import com.amazonaws.services.lambda.runtime.tests.EventLoader;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.domain.PlaceOrderCommand;
 import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.SignedNotification;
 import io.ordertimeout.testing.LambdaTestContext;
@@ -14,9 +15,15 @@ import io.ordertimeout.testing.LogLines;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.testing.WeChatStackFixture;
 import io.ordertimeout.util.Json;
+import io.ordertimeout.wechat.GatewaySettings;
+import io.ordertimeout.wechat.MerchantCredentials;
+import io.ordertimeout.wechat.StaticMerchantDirectory;
+import io.ordertimeout.wechat.SubMerchant;
+import io.ordertimeout.wechat.WeChatPayGateway;
 import java.nio.charset.StandardCharsets;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -32,10 +39,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Property: whatever an unauthenticated caller sends to either webhook route, while MariaDB and
- * Redis are up, the answer is a 4xx with {@code {"code":"FAIL"}}, nothing is written (no table's
- * checksum and no Redis key of the stack changes) and every log line is bounded and free of the
- * body, the nonce and the signature.
+ * Property: whatever an unauthenticated caller sends to any webhook route (the default tenant's, a
+ * tenant's, a service provider's), while MariaDB and Redis are up, the answer is a 4xx with {@code
+ * {"code":"FAIL"}}, nothing is written (no table's checksum and no Redis key of the stack changes)
+ * and every log line is bounded and free of the body, the nonce and the signature.
  *
  * <p>Requests are drawn from a {@link SplittableRandom} whose seed is printed (rerun one with
  * {@code -Dotc.webhook.seed=<seed>}; {@code -Dotc.webhook.tries=<n>} per route, 300 by default):
@@ -73,11 +80,38 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
   private String checksum;
   private String orderId;
   private SignedNotification genuine;
+
+  /** A paid order of shop-p, a sub-merchant of the simulator as a service provider. */
+  private String providerOrderId;
+
+  private SignedNotification genuineProvider;
+
+  static final String SHOP_P = "shop-p";
+  static final String SUB_P = "1900000301";
   private PrivateKey foreignKey;
 
   @Override
   protected TestStack newStack() {
-    return TestStack.withWeChat("hostile-property", wechat);
+    wechat.subMerchants().register(SUB_P, null);
+    MerchantCredentials direct = TestStack.credentialsFor(wechat);
+    MerchantCredentials sub =
+        new MerchantCredentials(
+            direct.mchid(),
+            direct.appid(),
+            direct.merchantSerialNumber(),
+            direct.privateKeyPem(),
+            direct.apiV3Key(),
+            direct.wechatPayPublicKeyId(),
+            direct.wechatPayPublicKeyPem(),
+            direct.notifyUrl(),
+            new SubMerchant(SUB_P, null));
+    return TestStack.withOverrides(
+        "hostile-property",
+        Map.of(),
+        new WeChatPayGateway(
+            new StaticMerchantDirectory(Map.of(TenantIds.DEFAULT, direct, SHOP_P, sub)),
+            Clock.systemUTC(),
+            GatewaySettings.production().withBaseUrl(wechat.baseUrl())));
   }
 
   @BeforeEach
@@ -89,22 +123,40 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     stack.app().prepays().prepay(TenantIds.DEFAULT, orderId, OPEN_ID, null);
     wechat.pay(orderId); // paid at WeChat: a genuine notification would mark it PAID
     genuine = wechat.notification(orderId).build();
+    stack.app().tenants().onboard(SHOP_P);
+    stack.update(
+        "INSERT INTO stock (sku_id, tenant_id, available, total) VALUES ('sku-p', ?, 10, 10)",
+        SHOP_P);
+    providerOrderId = "prop-sub-" + ORDERS.get();
+    stack
+        .app()
+        .placeOrders()
+        .place(
+            new PlaceOrderCommand(
+                providerOrderId, SHOP_P, "u1", List.of(new OrderItem("sku-p", 1)), null, 100, 600));
+    stack.app().prepays().prepay(SHOP_P, providerOrderId, OPEN_ID, null);
+    wechat.subMerchants().pay(SUB_P, providerOrderId);
+    genuineProvider = wechat.subMerchants().notification(SUB_P, providerOrderId).build();
     KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
     generator.initialize(2048);
     foreignKey = generator.generateKeyPair().getPrivate();
   }
 
-  /** One request: the route (a tenant id, or null for the default route), headers, body. */
+  /**
+   * One request: the route ("default", "tenant" or "provider"), its path parameter (a tenant id or
+   * an spMchid; null for the default route), headers, body.
+   */
   record Case(
-      boolean tenantRoute,
-      String tenantId,
-      Map<String, String> headers,
-      String body,
-      boolean base64) {
+      String route, String tenantId, Map<String, String> headers, String body, boolean base64) {
     String describe() {
       StringBuilder out = new StringBuilder();
-      out.append(tenantRoute ? "POST /wechatpay/notify/{tenantId}" : "POST /wechatpay/notify")
-          .append(tenantRoute ? " tenantId=" + show(tenantId) : "")
+      out.append(
+              switch (route) {
+                case "tenant" -> "POST /wechatpay/notify/{tenantId} tenantId=" + show(tenantId);
+                case "provider" ->
+                    "POST /wechatpay/notify/provider/{spMchid} spMchid=" + show(tenantId);
+                default -> "POST /wechatpay/notify";
+              })
           .append("\n  headers:");
       headers.forEach((k, v) -> out.append("\n    ").append(show(k)).append(": ").append(show(v)));
       out.append("\n  base64: ").append(base64).append("\n  body: ").append(show(body));
@@ -121,7 +173,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
   }
 
   @ParameterizedTest(name = "{0} route")
-  @ValueSource(strings = {"default", "tenant"})
+  @ValueSource(strings = {"default", "tenant", "provider"})
   void anyUnauthenticatedRequestIs4xxWritesNothingAndLogsBoundedLines(String route) {
     long seed = SEED ^ route.hashCode();
     System.out.printf(
@@ -132,7 +184,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     String full = fullState();
     List<Case> batch = new ArrayList<>();
     for (int i = 0; i < TRIES; i++) {
-      Case c = generate(random, route.equals("tenant"));
+      Case c = generate(random, route);
       batch.add(c);
       String failure = check(c, this::quickState);
       if (failure != null) {
@@ -208,7 +260,10 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     List<String> secrets = new ArrayList<>();
     // logged on purpose: the serial sent and the tenant's key id, which an operator needs when
     // WeChat rotates its key (a nonce or signature copied from them is no secret of the caller's)
-    List<String> serials = new ArrayList<>(List.of(genuine.header("Wechatpay-Serial")));
+    List<String> serials =
+        new ArrayList<>(
+            List.of(
+                genuine.header("Wechatpay-Serial"), genuineProvider.header("Wechatpay-Serial")));
     secrets.add(c.body());
     for (Map.Entry<String, String> h : c.headers().entrySet()) {
       String name = h.getKey() == null ? "" : h.getKey().toLowerCase(Locale.ROOT);
@@ -272,8 +327,8 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
 
   // ---- generation ------------------------------------------------------------------------
 
-  private Case generate(SplittableRandom r, boolean tenantRoute) {
-    SignedNotification base = base(r);
+  private Case generate(SplittableRandom r, String route) {
+    SignedNotification base = base(r, route.equals("provider"));
     Map<String, String> headers = new LinkedHashMap<>();
     if (r.nextInt(10) > 0) {
       headers.put(
@@ -297,16 +352,22 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     if (r.nextInt(50) == 0) {
       headers.put(null, "a header without a name");
     }
-    return new Case(
-        tenantRoute, tenantRoute ? tenantId(r) : null, headers, body[0], body[1] != null);
+    String param =
+        switch (route) {
+          case "tenant" -> tenantId(r);
+          case "provider" -> spMchid(r);
+          default -> null;
+        };
+    return new Case(route, param, headers, body[0], body[1] != null);
   }
 
   /**
    * What the request starts from: a notification of the paid order signed with a key that is not
    * WeChat's, or the genuine one with its body, timestamp or nonce changed after signing.
    */
-  private SignedNotification base(SplittableRandom r) {
-    switch (r.nextInt(4)) {
+  private SignedNotification base(SplittableRandom r, boolean provider) {
+    SignedNotification genuine = provider ? genuineProvider : this.genuine;
+    switch (r.nextInt(provider ? 5 : 4)) {
       case 0:
         return genuine.withBody(genuine.body() + " ");
       case 1:
@@ -316,8 +377,25 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
                 Long.parseLong(genuine.header("Wechatpay-Timestamp")) + 1 + r.nextInt(60)));
       case 2:
         return genuine.withHeader("Wechatpay-Nonce", genuine.header("Wechatpay-Nonce") + "x");
+      case 3:
+        return provider
+            ? wechat
+                .subMerchants()
+                .notification(SUB_P, providerOrderId)
+                .signedWith(foreignKey)
+                .build()
+            : wechat.notification(orderId).signedWith(foreignKey).build();
       default:
-        return wechat.notification(orderId).signedWith(foreignKey).build();
+        // signed by a stranger, naming another sub-merchant of the provider: the routing field
+        return wechat
+            .subMerchants()
+            .notificationOf(
+                wechat
+                    .subMerchants()
+                    .transaction(SUB_P, providerOrderId)
+                    .put("sub_mchid", pick(r, "1900000302", "", "1900000109", SUB_P + "0")))
+            .signedWith(foreignKey)
+            .build();
     }
   }
 
@@ -462,6 +540,21 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     }
   }
 
+  private static String spMchid(SplittableRandom r) {
+    switch (r.nextInt(6)) {
+      case 0:
+      case 1:
+      case 2:
+        return wechat.mchid(); // the provider: reaches its keys
+      case 3:
+        return String.valueOf(1_900_000_000L + r.nextInt(1_000_000)); // digits, no provider here
+      case 4:
+        return pick(r, "", "..", "1".repeat(33), "\uff11\uff19", "19 00", "-1", "0x19", null);
+      default:
+        return randomText(r, 1 + r.nextInt(40));
+    }
+  }
+
   private static String casing(SplittableRandom r, String name) {
     switch (r.nextInt(4)) {
       case 0:
@@ -556,12 +649,12 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     for (String name : c.headers().keySet()) {
       Map<String, String> fewer = new LinkedHashMap<>(c.headers());
       fewer.remove(name);
-      out.add(new Case(c.tenantRoute(), c.tenantId(), fewer, c.body(), c.base64()));
+      out.add(new Case(c.route(), c.tenantId(), fewer, c.body(), c.base64()));
     }
     if (c.body() != null && c.body().length() > 1) {
       out.add(
           new Case(
-              c.tenantRoute(),
+              c.route(),
               c.tenantId(),
               c.headers(),
               c.body().substring(0, c.body().length() / 2),
@@ -572,7 +665,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
       if (v != null && v.length() > 1) {
         Map<String, String> halved = new LinkedHashMap<>(c.headers());
         halved.put(h.getKey(), v.substring(0, v.length() / 2));
-        out.add(new Case(c.tenantRoute(), c.tenantId(), halved, c.body(), c.base64()));
+        out.add(new Case(c.route(), c.tenantId(), halved, c.body(), c.base64()));
       }
     }
     return out;
@@ -595,7 +688,14 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     event.setHeaders(headers);
     event.setBody(c.body());
     event.setIsBase64Encoded(c.base64());
-    if (c.tenantRoute()) {
+    if (c.route().equals("provider")) {
+      event.setRouteKey(PaymentNotifyHandler.PROVIDER_ROUTE_KEY);
+      event.setRawPath("/wechatpay/notify/provider/" + c.tenantId());
+      Map<String, String> params = new HashMap<>();
+      params.put("spMchid", c.tenantId());
+      event.setPathParameters(params);
+    }
+    if (c.route().equals("tenant")) {
       event.setRouteKey(PaymentNotifyHandler.TENANT_ROUTE_KEY);
       event.setRawPath("/wechatpay/notify/" + c.tenantId());
       Map<String, String> params = new HashMap<>();

@@ -29,6 +29,7 @@ final class ApiHandler implements HttpHandler {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String TRADE_PREFIX = "/v3/pay/transactions/out-trade-no/";
   private static final String REFUND_PREFIX = "/v3/refund/domestic/refunds/";
+  private static final String PARTNER_TRADE_PREFIX = "/v3/pay/partner/transactions/out-trade-no/";
   private static final Pattern AUTH_FIELD = Pattern.compile("(\\w+)=\"([^\"]*)\"");
 
   /** WeChat rejects requests signed more than 5 minutes away from its clock. */
@@ -36,15 +37,24 @@ final class ApiHandler implements HttpHandler {
 
   private final WeChatPaySimulator simulator;
   private final TradeBook book;
+  private final SubMerchants partner;
   private final Clock clock;
 
-  ApiHandler(WeChatPaySimulator simulator, TradeBook book, Clock clock) {
+  ApiHandler(WeChatPaySimulator simulator, TradeBook book, SubMerchants partner, Clock clock) {
     this.simulator = simulator;
     this.book = book;
+    this.partner = partner;
     this.clock = clock;
   }
 
-  private record Route(Endpoint endpoint, String pathParam) {}
+  /**
+   * @param partner a partner API ({@code /v3/pay/partner/...}), served by {@link SubMerchants}
+   */
+  private record Route(Endpoint endpoint, String pathParam, boolean partner) {
+    Route(Endpoint endpoint, String pathParam) {
+      this(endpoint, pathParam, false);
+    }
+  }
 
   @Override
   public void handle(HttpExchange exchange) throws IOException {
@@ -91,6 +101,12 @@ final class ApiHandler implements HttpHandler {
     } catch (IOException e) {
       return ApiAnswer.error(400, "PARAM_ERROR", "request body is not JSON");
     }
+    boolean refund =
+        route.endpoint() == Endpoint.REFUND || route.endpoint() == Endpoint.REFUND_QUERY;
+    if (route.partner()
+        || refund && (request.has("sub_mchid") || queryParams(uri).containsKey("sub_mchid"))) {
+      return partnerDispatch(route, queryParams(uri), request);
+    }
     return switch (route.endpoint()) {
       case PREPAY -> book.prepay(request);
       case QUERY -> book.query(route.pathParam(), queryParams(uri).get("mchid"));
@@ -100,9 +116,37 @@ final class ApiHandler implements HttpHandler {
     };
   }
 
+  private ApiAnswer partnerDispatch(Route route, Map<String, String> params, JsonNode request) {
+    return switch (route.endpoint()) {
+      case PREPAY -> partner.prepay(request);
+      case QUERY -> partner.query(route.pathParam(), params);
+      case CLOSE -> partner.close(route.pathParam(), request);
+      case REFUND -> partner.refund(request);
+      case REFUND_QUERY -> partner.queryRefund(route.pathParam(), params.get("sub_mchid"));
+    };
+  }
+
+  /** The partner APIs of a service provider: the same endpoints under /v3/pay/partner. */
+  private static Route partnerRoute(boolean post, boolean get, String path) {
+    if (post && path.equals("/v3/pay/partner/transactions/jsapi")) {
+      return new Route(Endpoint.PREPAY, null, true);
+    }
+    if (post && path.startsWith(PARTNER_TRADE_PREFIX) && path.endsWith("/close")) {
+      String no = path.substring(PARTNER_TRADE_PREFIX.length(), path.length() - "/close".length());
+      return new Route(Endpoint.CLOSE, no, true);
+    }
+    if (get && path.startsWith(PARTNER_TRADE_PREFIX)) {
+      return new Route(Endpoint.QUERY, path.substring(PARTNER_TRADE_PREFIX.length()), true);
+    }
+    return null;
+  }
+
   private static Route route(String method, String path) {
     boolean post = "POST".equals(method);
     boolean get = "GET".equals(method);
+    if (path.startsWith("/v3/pay/partner/")) {
+      return partnerRoute(post, get, path);
+    }
     if (post && path.equals("/v3/pay/transactions/jsapi")) {
       return new Route(Endpoint.PREPAY, null);
     }

@@ -1,6 +1,11 @@
 package io.ordertimeout.embedded.wechat;
 
-/** The WeChat Pay APIv3 endpoints the simulator serves; used to count calls and aim faults. */
+/**
+ * The WeChat Pay APIv3 endpoints the simulator serves; used to count calls and aim faults. Each
+ * counts its partner form too (a service provider's call for a sub-merchant, {@link SubMerchants}):
+ * PREPAY POST /v3/pay/partner/transactions/jsapi, QUERY and CLOSE under
+ * /v3/pay/partner/transactions/out-trade-no/, REFUND and REFUND_QUERY with sub_mchid.
+ */
 public enum Endpoint {
   /** POST /v3/pay/transactions/jsapi */
   PREPAY,

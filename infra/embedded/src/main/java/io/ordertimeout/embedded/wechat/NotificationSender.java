@@ -72,6 +72,11 @@ final class NotificationSender implements AutoCloseable {
     this.webhook = url;
   }
 
+  /** Where notifications go when not to a trade's own notify_url; null loses them. */
+  URI webhookUrl() {
+    return webhook;
+  }
+
   void retryScale(double factor) {
     if (!(factor > 0)) {
       throw new IllegalArgumentException("retry scale must be > 0, was " + factor);

@@ -76,6 +76,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private volatile Duration hangTime = Duration.ofSeconds(10);
   private volatile boolean followNotifyUrl;
   private final NotificationControls notices = new NotificationControls();
+  private final SubMerchants subMerchants;
 
   /** Late payments of each trade, in the order they were asked for; guarded by itself. */
   private final Map<String, List<LatePayment>> latePayments = new HashMap<>();
@@ -94,6 +95,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     this.mchid = mchid;
     this.book = new TradeBook(mchid, APPID, clock);
     this.sender = new NotificationSender(clock);
+    this.subMerchants = new SubMerchants(this, clock);
     for (Endpoint e : Endpoint.values()) {
       calls.put(e, new AtomicInteger());
       faults.put(e, new ArrayDeque<>());
@@ -110,7 +112,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
               return t;
             });
     server.setExecutor(httpThreads);
-    server.createContext("/", new ApiHandler(this, book, clock));
+    server.createContext("/", new ApiHandler(this, book, subMerchants, clock));
     // the longest matching prefix wins, and no WeChat API path starts with /_sim
     server.createContext(ControlHandler.PREFIX, new ControlHandler(this));
     server.start();
@@ -193,6 +195,22 @@ public final class WeChatPaySimulator implements AutoCloseable {
 
   PrivateKey platformPrivateKey() {
     return platformKeys.getPrivate();
+  }
+
+  /**
+   * This simulator as a service provider: its sub-merchants, their trades and the partner APIs'
+   * controls.
+   */
+  public SubMerchants subMerchants() {
+    return subMerchants;
+  }
+
+  NotificationSender sender() {
+    return sender;
+  }
+
+  boolean followsNotifyUrl() {
+    return followNotifyUrl;
   }
 
   // ---- trade controls ----
