@@ -50,6 +50,26 @@ final class NotificationReader {
       Supplier<TenantClients> tenant,
       Map<String, String> rawHeaders,
       String body) {
+    Signed signed = signed(tenantId, tenant, rawHeaders, body);
+    Transaction transaction =
+        decrypt(tenantId, signed.clients(), signed.request(), Transaction.class);
+    checkMerchant(tenantId, signed.clients().credentials(), transaction);
+    return toNotification(
+        tenantId, envelope(body), signed.nonce(), signed.timestamp(), transaction);
+  }
+
+  /**
+   * A request that passed every check before decryption, with the tenant's SDK objects to decrypt
+   * it: what the payment and the refund notification share.
+   */
+  record Signed(TenantClients clients, RequestParam request, String nonce, Instant timestamp) {}
+
+  /** The checks of {@link #read} up to decryption, in the same order; see there. */
+  Signed signed(
+      String tenantId,
+      Supplier<TenantClients> tenant,
+      Map<String, String> rawHeaders,
+      String body) {
     if (body == null || body.isEmpty()) {
       throw new InvalidNotificationException(Reason.MALFORMED, tenantId, "empty body", null);
     }
@@ -74,9 +94,7 @@ final class NotificationReader {
             .nonce(nonce)
             .body(body)
             .build();
-    Transaction transaction = decrypt(tenantId, clients, request);
-    checkMerchant(tenantId, clients.credentials(), transaction);
-    return toNotification(tenantId, envelope(body), nonce, timestamp, transaction);
+    return new Signed(clients, request, nonce, timestamp);
   }
 
   /**
@@ -138,9 +156,10 @@ final class NotificationReader {
    * The SDK's exceptions are not kept, nor their messages: a failed signature's message holds the
    * whole signed message (timestamp, nonce, body) and the signature, the others the notification.
    */
-  private static Transaction decrypt(String tenantId, TenantClients tenant, RequestParam request) {
+  static <T> T decrypt(
+      String tenantId, TenantClients tenant, RequestParam request, Class<T> resource) {
     try {
-      return tenant.notifications().parse(request, Transaction.class);
+      return tenant.notifications().parse(request, resource);
     } catch (ValidationException e) {
       throw new InvalidNotificationException(
           Reason.BAD_SIGNATURE,
@@ -184,7 +203,7 @@ final class NotificationReader {
     }
   }
 
-  private static JsonNode envelope(String body) {
+  static JsonNode envelope(String body) {
     try {
       return JSON.readTree(body);
     } catch (IOException e) {

@@ -43,6 +43,7 @@ public final class WeChatPayGateway implements PaymentGateway {
 
   private final MerchantClients merchants;
   private final NotificationReader notifications;
+  private final RefundNotificationReader refundNotifications;
 
   public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
     this(directory, clock, GatewaySettings.production());
@@ -57,6 +58,7 @@ public final class WeChatPayGateway implements PaymentGateway {
         new MerchantClients(
             Objects.requireNonNull(directory, "directory"), okHttp(settings), settings);
     this.notifications = new NotificationReader(Objects.requireNonNull(clock, "clock"));
+    this.refundNotifications = new RefundNotificationReader(notifications);
   }
 
   private static OkHttpClient okHttp(GatewaySettings settings) {
@@ -194,6 +196,8 @@ public final class WeChatPayGateway implements PaymentGateway {
     request.setOutTradeNo(trade.outTradeNo());
     request.setOutRefundNo(outRefundNo);
     request.setReason(reason);
+    // where WeChat posts the refund's outcome; null: the merchant platform's refund URL, if any
+    request.setNotifyUrl(RefundNotifyUrls.forTenant(tenant.credentials(), tenantId));
     AmountReq amount = new AmountReq();
     amount.setRefund(amountFen);
     amount.setTotal(amountFen);
@@ -250,6 +254,13 @@ public final class WeChatPayGateway implements PaymentGateway {
   public PaymentNotification parseNotification(
       String tenantId, Map<String, String> headers, String body) {
     return notifications.read(tenantId, () -> merchants.forNotification(tenantId), headers, body);
+  }
+
+  @Override
+  public RefundNotification parseRefundNotification(
+      String tenantId, Map<String, String> headers, String body) {
+    return refundNotifications.read(
+        tenantId, () -> merchants.forNotification(tenantId), headers, body);
   }
 
   private TenantClients clients(String tenantId) {

@@ -121,8 +121,12 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
   }
 
   @ParameterizedTest(name = "{0} route")
-  @ValueSource(strings = {"default", "tenant"})
+  @ValueSource(strings = {"default", "tenant", "refund"})
   void anyUnauthenticatedRequestIs4xxWritesNothingAndLogsBoundedLines(String route) {
+    tenantRouteKey =
+        route.equals("refund")
+            ? PaymentNotifyHandler.REFUND_ROUTE_KEY
+            : PaymentNotifyHandler.TENANT_ROUTE_KEY;
     long seed = SEED ^ route.hashCode();
     System.out.printf(
         "HostileWebhookPropertyTest %s route: seed %d, %d tries (rerun: -Dotc.webhook.seed=%d)%n",
@@ -132,7 +136,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     String full = fullState();
     List<Case> batch = new ArrayList<>();
     for (int i = 0; i < TRIES; i++) {
-      Case c = generate(random, route.equals("tenant"));
+      Case c = generate(random, !route.equals("default"));
       batch.add(c);
       String failure = check(c, this::quickState);
       if (failure != null) {
@@ -580,7 +584,10 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
 
   // ---- the request -----------------------------------------------------------------------
 
-  private static APIGatewayV2HTTPEvent event(Case c) {
+  /** The route of a Case with a tenant: the payment's or the refund's per-tenant route. */
+  private String tenantRouteKey = PaymentNotifyHandler.TENANT_ROUTE_KEY;
+
+  private APIGatewayV2HTTPEvent event(Case c) {
     APIGatewayV2HTTPEvent event =
         APIGatewayV2HTTPEvent.builder()
             .withVersion(SAMPLE.getVersion())
@@ -596,8 +603,10 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     event.setBody(c.body());
     event.setIsBase64Encoded(c.base64());
     if (c.tenantRoute()) {
-      event.setRouteKey(PaymentNotifyHandler.TENANT_ROUTE_KEY);
-      event.setRawPath("/wechatpay/notify/" + c.tenantId());
+      event.setRouteKey(tenantRouteKey);
+      event.setRawPath(
+          tenantRouteKey.substring(tenantRouteKey.indexOf(' ') + 1, tenantRouteKey.indexOf('{'))
+              + c.tenantId());
       Map<String, String> params = new HashMap<>();
       params.put("tenantId", c.tenantId());
       event.setPathParameters(params);
