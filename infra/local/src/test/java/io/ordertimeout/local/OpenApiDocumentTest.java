@@ -89,7 +89,7 @@ class OpenApiDocumentTest {
       }
     }
     assertThat(webhooks)
-        .hasSize(2)
+        .hasSize(3)
         .allSatisfy((k, v) -> assertThat(v).contains("wechatpaySignature"));
   }
 

@@ -215,7 +215,10 @@ class TemplateProductionTest {
         SAM.routes().stream().filter(r -> r.auth().equals("NONE")).toList();
     assertThat(publicRoutes)
         .extracting(SamTemplate.HttpRoute::routeKey)
-        .containsExactlyInAnyOrder("POST /wechatpay/notify", "POST /wechatpay/notify/{tenantId}");
+        .containsExactlyInAnyOrder(
+            "POST /wechatpay/notify",
+            "POST /wechatpay/notify/{tenantId}",
+            "POST /wechatpay/refund-notify/{tenantId}");
     Set<String> routeKeys = new TreeSet<>();
     SAM.routes().forEach(r -> routeKeys.add(r.routeKey()));
     assertThat(names(api.path("RouteSettings"))).isSubsetOf(routeKeys);

@@ -91,7 +91,8 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
       log.info("payment notification {} (request {})", result, requestId);
       return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
     } catch (RuntimeException e) {
-      return failure(e, requestId, raw);
+      String kind = REFUND_ROUTE_KEY.equals(event.getRouteKey()) ? "refund" : "payment";
+      return failure(e, requestId, raw, kind);
     }
   }
 
@@ -111,7 +112,7 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   private RefundNotificationService refunds() {
     if (webhook.refunds() == null) {
       throw new ApiError(
-          503, "PAYMENTS_NOT_CONFIGURED", "refund notifications need the WeChat Pay merchant keys");
+          503, "PAYMENTS_DISABLED", "refund notifications need the WeChat Pay merchant keys");
     }
     return webhook.refunds();
   }
@@ -153,15 +154,17 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   /**
    * @param body the request's bytes, null if it was refused before they were read; a refusal's log
    *     line names them by length and SHA-256 (to match a sender's copy), never by their content
+   * @param kind "payment" or "refund", for the log line
    */
   private static APIGatewayV2HTTPResponse failure(
-      RuntimeException e, String requestId, byte[] body) {
+      RuntimeException e, String requestId, byte[] body, String kind) {
     int status = statusOf(e);
     if (status >= 500) {
-      log.error("payment notification failed (request {}); WeChat will retry", requestId, e);
+      log.error("{} notification failed (request {}); WeChat will retry", kind, requestId, e);
     } else {
       log.warn(
-          "payment notification refused with {} (request {}, {}): {}",
+          "{} notification refused with {} (request {}, {}): {}",
+          kind,
           status,
           requestId,
           body == null ? "body not read" : NotificationLimits.fingerprint(body),

@@ -32,10 +32,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Property: whatever an unauthenticated caller sends to either webhook route, while MariaDB and
- * Redis are up, the answer is a 4xx with {@code {"code":"FAIL"}}, nothing is written (no table's
- * checksum and no Redis key of the stack changes) and every log line is bounded and free of the
- * body, the nonce and the signature.
+ * Property: whatever an unauthenticated caller sends to any webhook route (the payment routes and
+ * the refund route), while MariaDB and Redis are up, the answer is a 4xx with {@code
+ * {"code":"FAIL"}}, nothing is written (no table's checksum and no Redis key of the stack changes)
+ * and every log line is bounded and free of the body, the nonce and the signature.
  *
  * <p>Requests are drawn from a {@link SplittableRandom} whose seed is printed (rerun one with
  * {@code -Dotc.webhook.seed=<seed>}; {@code -Dotc.webhook.tries=<n>} per route, 300 by default):

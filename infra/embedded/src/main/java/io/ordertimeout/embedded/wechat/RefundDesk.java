@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -49,6 +50,10 @@ final class RefundDesk implements AutoCloseable {
             return t;
           });
 
+  /**
+   * @param sender the refund notifications' own: their deliveries (and a slow or unreachable
+   *     notify_url) never mix with the payment notifications'
+   */
   RefundDesk(TradeBook book, NotificationSender sender, WeChatPaySimulator keys, Clock clock) {
     this.book = book;
     this.sender = sender;
@@ -210,8 +215,17 @@ final class RefundDesk implements AutoCloseable {
     }
   }
 
+  List<Delivery> deliveries() {
+    return sender.deliveries();
+  }
+
+  void retryScale(double factor) {
+    sender.retryScale(factor);
+  }
+
   @Override
   public void close() {
     settler.shutdownNow();
+    sender.close();
   }
 }

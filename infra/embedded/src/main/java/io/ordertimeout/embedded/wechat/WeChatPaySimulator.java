@@ -95,7 +95,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     this.mchid = mchid;
     this.book = new TradeBook(mchid, APPID, clock);
     this.sender = new NotificationSender(clock);
-    this.refundDesk = new RefundDesk(book, sender, this, clock);
+    this.refundDesk = new RefundDesk(book, new NotificationSender(clock), this, clock);
     for (Endpoint e : Endpoint.values()) {
       calls.put(e, new AtomicInteger());
       faults.put(e, new ArrayDeque<>());
@@ -405,6 +405,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** Multiplies WeChat's retry gaps (15s .. 6h); 0.001 turns 24h4m into about 87 s. */
   public void setRetryScale(double factor) {
     sender.retryScale(factor);
+    refundDesk.retryScale(factor);
   }
 
   /**
@@ -534,6 +535,13 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** The notify_url the refund's create request sent; empty when it had none. */
   public Optional<String> refundNotifyUrl(String outRefundNo) {
     return refundDesk.notifyUrl(outRefundNo);
+  }
+
+  /**
+   * Every delivery attempt of a refund notification so far, in order (outTradeNo: the refund's).
+   */
+  public List<Delivery> refundDeliveries() {
+    return refundDesk.deliveries();
   }
 
   /** The refund's status as a query answers it (PROCESSING, SUCCESS, ABNORMAL, CLOSED). */
