@@ -40,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * least a minute apart: a new refund of an order whose other refund was sent less than {@link
  * #WECHAT_SPACING} ago is not sent ({@link RefundSpacingException}); the order row's lock makes the
  * check and the claim of the slot one step.
+ *
+ * <p>Over 300 lines: a refund's request, its transitions and their effects (paid_after_close, the
+ * operator's flags, the metrics) are one state machine over one table, kept together so the
+ * transitions read in one place.
  */
 public final class Refunds {
   private static final Logger log = LoggerFactory.getLogger(Refunds.class);

@@ -30,6 +30,10 @@ import okhttp3.OkHttpClient;
  * {@link PaymentGateway} on wechatpay-java in public key mode. Build one per execution environment
  * (in a handler's static init): tenants' SDK clients are created on first use and cached, and all
  * share one OkHttp connection pool.
+ *
+ * <p>Over 300 lines: one adapter per WeChat call (prepay, query, close, refund, refund query, the
+ * payment and refund notifications), each a request mapping and an answer translation around the
+ * one {@code call()} that turns SDK failures into the port's exceptions.
  */
 public final class WeChatPayGateway implements PaymentGateway {
 
