@@ -249,6 +249,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/wechatpay/refund-notify/{tenantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** WeChat Pay's refund notification (REFUND.SUCCESS, REFUND.ABNORMAL, REFUND.CLOSED) for one tenant, the notify_url of its refunds; verified like the payment notification */
+        post: operations["tenantRefundNotify"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/dead-letters": {
         parameters: {
             query?: never;
@@ -1652,6 +1669,104 @@ export interface operations {
                 };
             };
             /** @description MySQL, Redis or WeChat's refund API unavailable; WeChat retries */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+        };
+    };
+    tenantRefundNotify: {
+        parameters: {
+            query?: never;
+            header: {
+                "Wechatpay-Nonce": components["parameters"]["WechatpayNonce"];
+                "Wechatpay-Serial": components["parameters"]["WechatpaySerial"];
+                "Wechatpay-Signature": components["parameters"]["WechatpaySignature"];
+                /** @description seconds since the epoch, within 5 minutes of the server's clock */
+                "Wechatpay-Timestamp": components["parameters"]["WechatpayTimestamp"];
+            };
+            path: {
+                tenantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: components["requestBodies"]["Notification"];
+        responses: {
+            /** @description the refund's outcome is committed (now or before), or the refund is not one this system asked for */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description headers or body malformed, not a refund, the resource does not decrypt, another amount than the refund's */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description the signature does not verify, or the timestamp is over 5 minutes off */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description the refund names another mchid than the tenant's */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description no order of this tenant is bound to the refund's trade; another path */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description a notify path with another method than POST */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description a nonce already seen (a replay) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description over 16 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WechatFail"];
+                };
+            };
+            /** @description MySQL or Redis unavailable, or no WeChat Pay keys configured; WeChat retries */
             503: {
                 headers: {
                     [name: string]: unknown;

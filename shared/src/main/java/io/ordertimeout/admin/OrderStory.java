@@ -116,6 +116,14 @@ public final class OrderStory {
         "paidAfterClose",
         Rows.all(
             c, "SELECT * FROM paid_after_close WHERE tenant_id = ? AND order_id = ?", t, orderId));
+    // every refund asked of WeChat for the order, with WeChat's last word on it
+    story.put(
+        "refunds",
+        Rows.all(
+            c,
+            "SELECT * FROM refunds WHERE tenant_id = ? AND order_id = ? ORDER BY created_at",
+            t,
+            orderId));
     story.put("deadLetters", deadLetters.ofOrder(c, tenantId, orderId));
     story.put(
         "compensationFlags",

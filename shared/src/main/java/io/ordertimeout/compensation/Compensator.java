@@ -97,6 +97,7 @@ public final class Compensator {
   private final Flags flags;
   private final RedisAudit redisAudit;
   private final WeChatAudit weChatAudit;
+  private final RefundAudit refundAudit;
   private final LedgerAudit ledgerAudit;
   private final DeadlineAudit deadlineAudit;
   private final long marginMillis;
@@ -131,6 +132,7 @@ public final class Compensator {
     this.settings = settings;
     this.flags = new Flags(tx);
     this.weChatAudit = new WeChatAudit(tx, parts.payments(), parts.gateway(), flags, settings);
+    this.refundAudit = new RefundAudit(tx, parts.payments().refunds(), parts.gateway(), settings);
     this.redisAudit = new RedisAudit(parts, closer, flags, settings);
     this.ledgerAudit = new LedgerAudit(tx, flags, settings);
     this.deadlineAudit = new DeadlineAudit(parts, flags, settings);
@@ -162,6 +164,7 @@ public final class Compensator {
     step(tally, "leases", () -> redisAudit.staleLeases(tally));
     step(tally, "closed_prepaid", () -> weChatAudit.closedPrepaid(tally));
     step(tally, "refunds", () -> weChatAudit.pendingRefunds(tally));
+    step(tally, "refunds", () -> refundAudit.unsettled(tally));
     step(tally, "ledger", () -> ledgerAudit.run(tally));
     CompensationReport report = tally.report(startedAt, (System.nanoTime() - started) / 1_000_000);
     report.publish(metrics);

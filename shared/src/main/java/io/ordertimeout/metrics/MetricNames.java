@@ -23,6 +23,12 @@ public final class MetricNames {
   /** Counter: WeChat reported SUCCESS for an order already CLOSED. */
   public static final String PAID_AFTER_CLOSE = "paid_after_close";
 
+  /**
+   * Counter: WeChat reported a refund ABNORMAL (the payer's card or account cannot take the money);
+   * an operator applies for the exception refund.
+   */
+  public static final String REFUNDS_ABNORMAL = "refunds_abnormal";
+
   /** Counter: a close whose stock release failed (the order stays UNPAID and is retried). */
   public static final String STOCK_RELEASE_FAILURES = "stock_release_failures";
 
@@ -51,6 +57,7 @@ public final class MetricNames {
           TIMER_BACKLOG,
           DEAD_LETTERS,
           PAID_AFTER_CLOSE,
+          REFUNDS_ABNORMAL,
           STOCK_RELEASE_FAILURES,
           ORDERS_USERPAYING_STUCK,
           OUTBOX_LAG_MS,
@@ -87,6 +94,7 @@ public final class MetricNames {
       Set.of(
           "payment_notifications_unknown_tenant",
           "payment_notifications_unbound",
+          "refund_notifications_unbound",
           "close_trade_unreachable",
           "close_refunded_trade",
           "close_not_due",

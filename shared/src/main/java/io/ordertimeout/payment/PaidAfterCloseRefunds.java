@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * Refunds a recorded paid-after-close case through WeChat's refund API, on the trade the order's
  * binding names. The out_refund_no is derived from the bound out_trade_no (unique per merchant, as
  * out_refund_no must be), so any number of retries (duplicate notifications, compensation) name one
- * refund at WeChat, which answers a repeated out_refund_no with the refund it has.
+ * refund at WeChat, which answers a repeated out_refund_no with the refund it has. The refund is
+ * tracked in {@link Refunds} to WeChat's final word.
  */
 final class PaidAfterCloseRefunds {
   private static final Logger log = LoggerFactory.getLogger(PaidAfterCloseRefunds.class);
@@ -30,12 +31,15 @@ final class PaidAfterCloseRefunds {
   private final PaymentGateway gateway;
   private final Metrics metrics;
   private final TradeBindings bindings;
+  private final Refunds refunds;
 
-  PaidAfterCloseRefunds(Tx tx, PaymentGateway gateway, Metrics metrics, TradeBindings bindings) {
+  PaidAfterCloseRefunds(
+      Tx tx, PaymentGateway gateway, Metrics metrics, TradeBindings bindings, Refunds refunds) {
     this.tx = tx;
     this.gateway = gateway;
     this.metrics = metrics;
     this.bindings = bindings;
+    this.refunds = refunds;
   }
 
   /** out_trade_no is at most 32 characters; "-pac" keeps it within out_refund_no's 64. */
@@ -84,9 +88,17 @@ final class PaidAfterCloseRefunds {
       return null;
     }
     try {
+      // tracked in refunds (written before the call); its status reaches paid_after_close there
       RefundResult result =
-          gateway.refund(
-              pac.tenantId(), binding.trade(), pac.outRefundNo(), pac.amountFen(), REASON);
+          refunds.request(
+              new Refunds.Request(
+                  pac.tenantId(),
+                  orderId,
+                  binding.trade(),
+                  pac.outRefundNo(),
+                  pac.amountFen(),
+                  REASON,
+                  Refunds.Purpose.PAID_AFTER_CLOSE));
       record(tenantId, orderId, result, null);
       metrics.count("paid_after_close_refunds", 1);
       return result;
@@ -94,6 +106,9 @@ final class PaidAfterCloseRefunds {
       record(tenantId, orderId, null, e.getMessage());
       metrics.count("paid_after_close_refund_failures", 1);
       throw e;
+    } catch (RefundSpacingException e) {
+      record(tenantId, orderId, null, e.getMessage());
+      return null; // PENDING: compensation sends it once the minute passed
     } catch (PaymentRejectedException e) {
       record(tenantId, orderId, null, e.getMessage());
       metrics.count("paid_after_close_refund_rejected", 1);
@@ -130,7 +145,9 @@ final class PaidAfterCloseRefunds {
           try (PreparedStatement ps =
               c.prepareStatement(
                   "UPDATE paid_after_close SET refund_attempts = refund_attempts + 1,"
-                      + " refund_status = COALESCE(?, refund_status),"
+                      // a notification may have settled it since the answer: never back
+                      + " refund_status = IF(refund_status IN ('SUCCESS', 'CLOSED'),"
+                      + " refund_status, COALESCE(?, refund_status)),"
                       + " refund_id = COALESCE(?, refund_id), last_error = ?"
                       + " WHERE tenant_id = ? AND order_id = ?")) {
             ps.setString(1, status);

@@ -44,6 +44,7 @@ public final class PaymentService {
   private final Metrics metrics;
   private final PaidAfterCloseRefunds refunds;
   private final TradeBindings bindings;
+  private final Refunds trackedRefunds;
 
   /**
    * @param gateway refunds paid-after-close cases; null when payments are not configured (cases are
@@ -54,7 +55,15 @@ public final class PaymentService {
     this.timers = timers;
     this.metrics = metrics;
     this.bindings = new TradeBindings(tx, gateway);
-    this.refunds = new PaidAfterCloseRefunds(tx, gateway, metrics, bindings);
+    this.trackedRefunds = new Refunds(tx, gateway, metrics);
+    this.refunds = new PaidAfterCloseRefunds(tx, gateway, metrics, bindings, trackedRefunds);
+  }
+
+  /**
+   * Every refund asked of WeChat, tracked to its outcome; for the refund webhook and compensation.
+   */
+  public Refunds refunds() {
+    return trackedRefunds;
   }
 
   /** Which WeChat trade each order uses; for the close path, notifications and compensation. */

@@ -74,4 +74,21 @@ public interface PaymentGateway {
         "this gateway has no service provider accounts",
         null);
   }
+
+  /**
+   * Verifies and decrypts a refund notification, with the checks of {@link #parseNotification}
+   * (signature, freshness, decryption, the tenant's merchant). Gateways that cannot read refund
+   * notifications (a test's fake of another port) refuse every one as malformed, so the webhook
+   * answers 400 and WeChat's retry or the compensation's query brings the outcome instead.
+   *
+   * @throws InvalidNotificationException as {@link #parseNotification}
+   */
+  default RefundNotification parseRefundNotification(
+      String tenantId, Map<String, String> headers, String body) {
+    throw new InvalidNotificationException(
+        InvalidNotificationException.Reason.MALFORMED,
+        tenantId,
+        getClass().getSimpleName() + " reads no refund notifications",
+        null);
+  }
 }

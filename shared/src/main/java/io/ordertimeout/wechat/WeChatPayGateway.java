@@ -30,6 +30,10 @@ import okhttp3.OkHttpClient;
  * {@link PaymentGateway} on wechatpay-java in public key mode. Build one per execution environment
  * (in a handler's static init): tenants' SDK clients are created on first use and cached, and all
  * share one OkHttp connection pool.
+ *
+ * <p>Over 300 lines: one adapter per WeChat call (prepay, query, close, refund, refund query, the
+ * payment and refund notifications), each a request mapping and an answer translation around the
+ * one {@code call()} that turns SDK failures into the port's exceptions.
  */
 public final class WeChatPayGateway implements PaymentGateway {
 
@@ -44,6 +48,7 @@ public final class WeChatPayGateway implements PaymentGateway {
   private final MerchantClients merchants;
   private final NotificationReader notifications;
   private final PartnerNotificationReader providerNotifications;
+  private final RefundNotificationReader refundNotifications;
 
   public WeChatPayGateway(MerchantDirectory directory, Clock clock) {
     this(directory, clock, GatewaySettings.production());
@@ -59,6 +64,7 @@ public final class WeChatPayGateway implements PaymentGateway {
             Objects.requireNonNull(directory, "directory"), okHttp(settings), settings);
     this.notifications = new NotificationReader(Objects.requireNonNull(clock, "clock"));
     this.providerNotifications = new PartnerNotificationReader(notifications, merchants);
+    this.refundNotifications = new RefundNotificationReader(notifications);
   }
 
   private static OkHttpClient okHttp(GatewaySettings settings) {
@@ -177,6 +183,8 @@ public final class WeChatPayGateway implements PaymentGateway {
     request.setOutRefundNo(outRefundNo);
     request.setReason(reason);
     request.setSubMchid(PartnerPayments.subMchid(tenant)); // null (left out) for a direct merchant
+    // where WeChat posts the refund's outcome; null: the merchant platform's refund URL, if any
+    request.setNotifyUrl(RefundNotifyUrls.forTenant(tenant.credentials(), tenantId));
     AmountReq amount = new AmountReq();
     amount.setRefund(amountFen);
     amount.setTotal(amountFen);
@@ -240,6 +248,13 @@ public final class WeChatPayGateway implements PaymentGateway {
   public ProviderNotification parseProviderNotification(
       String spMchid, Map<String, String> headers, String body) {
     return providerNotifications.read(spMchid, headers, body);
+  }
+
+  @Override
+  public RefundNotification parseRefundNotification(
+      String tenantId, Map<String, String> headers, String body) {
+    return refundNotifications.read(
+        tenantId, () -> merchants.forNotification(tenantId), headers, body);
   }
 
   private TenantClients clients(String tenantId) {

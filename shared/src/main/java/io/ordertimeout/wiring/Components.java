@@ -58,6 +58,7 @@ import io.ordertimeout.payment.NonceGuard;
 import io.ordertimeout.payment.NotificationService;
 import io.ordertimeout.payment.PaymentService;
 import io.ordertimeout.payment.PrepayService;
+import io.ordertimeout.payment.RefundNotificationService;
 import io.ordertimeout.place.PlaceOrderService;
 import io.ordertimeout.redis.RedisConnector;
 import io.ordertimeout.redis.RedisSecurity;
@@ -130,6 +131,7 @@ public final class Components implements AutoCloseable {
   private final PaymentService payments;
   private final PrepayService prepays;
   private final NotificationService notifications;
+  private final RefundNotificationService refundNotifications;
   private final EventStream stream;
   private final OrderEvents events;
   private final CancelOrderService cancels;
@@ -238,11 +240,14 @@ public final class Components implements AutoCloseable {
     this.wechatCalls = Executors.newFixedThreadPool(WECHAT_CONCURRENCY, daemonThreads());
     this.payments = new PaymentService(tx, timers, metrics, gateway);
     this.prepays = new PrepayService(tx, gateway, metrics);
+    NonceGuard nonces = new NonceGuard(redis.sync(), config.keyPrefix());
     this.notifications =
+        gateway == null ? null : new NotificationService(gateway, payments, nonces, metrics);
+    this.refundNotifications =
         gateway == null
             ? null
-            : new NotificationService(
-                gateway, payments, new NonceGuard(redis.sync(), config.keyPrefix()), metrics);
+            : new RefundNotificationService(
+                gateway, payments.bindings(), payments.refunds(), nonces, metrics);
     this.closer =
         new OrderCloser(
             tx,
@@ -400,7 +405,7 @@ public final class Components implements AutoCloseable {
 
   /** WeChat Pay's notification webhook's entry point. */
   public PaymentWebhook paymentWebhook() {
-    return new PaymentWebhook(notifications(), metrics);
+    return new PaymentWebhook(notifications(), metrics, refundNotifications);
   }
 
   /** The scheduled sweep's entry point: a new sweeper per run. */

@@ -198,7 +198,12 @@ class WeChatPayGatewayTest {
     RefundResult created =
         gateway.refund(
             TENANT, WeChatTrade.ofTenantMerchant(outTradeNo), outRefundNo, 880, "paid after close");
-    RefundResult queried = gateway.queryRefund(TENANT, outRefundNo);
+    // WeChat settles a refund after accepting it (the simulator: 200 ms later)
+    RefundResult queried =
+        io.ordertimeout.testing.Await.until(
+            "refund " + outRefundNo + " settled",
+            () -> gateway.queryRefund(TENANT, outRefundNo),
+            r -> r.status() != RefundStatus.PROCESSING);
 
     assertThat(created.status()).isEqualTo(RefundStatus.PROCESSING);
     assertThat(created.refundFen()).isEqualTo(880L);
@@ -208,6 +213,26 @@ class WeChatPayGatewayTest {
         .isEqualTo(TradeState.REFUND);
     assertThat(gateway.queryRefund(TENANT, "RF" + newTradeNo()).status())
         .isEqualTo(RefundStatus.NOT_FOUND);
+  }
+
+  /**
+   * This merchant's notify URL is a proxy of its own (.../wechat/notify/..., not the webhook's
+   * path): the refund names no notify_url, and WeChat posts to the merchant platform's refund URL.
+   */
+  @Test
+  void aRefundOfAMerchantWithItsOwnNotifyUrlNamesNone() {
+    String outTradeNo = prepaid(880);
+    wechat.pay(outTradeNo);
+
+    gateway.refund(
+        TENANT,
+        WeChatTrade.ofTenantMerchant(outTradeNo),
+        "RF" + outTradeNo,
+        880,
+        "paid after close");
+
+    assertThat(wechat.refundStatus("RF" + outTradeNo)).isPresent();
+    assertThat(wechat.refundNotifyUrl("RF" + outTradeNo)).isEmpty();
   }
 
   @Test

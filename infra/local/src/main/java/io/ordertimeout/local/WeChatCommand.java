@@ -76,7 +76,17 @@ final class WeChatCommand {
     OPS.put("faults", new Op("faults", "the faults still to answer"));
     OPS.put("clear-faults", new Op("clear-faults", "drops every pending fault"));
     OPS.put("show", new Op("show <orderId>", "the trade: state, amount, notifications"));
+    OPS.put(
+        "refund",
+        new Op(
+            "refund <outRefundNo> show|abnormal|close|reapply|lose-notification",
+            "a refund: settle it ABNORMAL or CLOSED, apply for its exception refund, lose its"
+                + " notification (a paid-after-close refund is <orderId>-pac)"));
   }
+
+  /** The refund controls of {@code ./local wechat refund <outRefundNo> <action>}. */
+  private static final Set<String> REFUND_ACTIONS =
+      Set.of("show", "abnormal", "close", "reapply", "lose-notification");
 
   /** The words after {@code wechat}: operation, positional arguments, flags. */
   record Args(String op, List<String> positionals, Map<String, String> flags) {
@@ -195,6 +205,20 @@ final class WeChatCommand {
       case "show" -> {
         args.allow();
         yield send(sim, "GET", trade(args.expect(1).get(0)), "");
+      }
+      case "refund" -> {
+        args.allow();
+        List<String> words = args.expect(2);
+        String action = words.get(1);
+        if (!REFUND_ACTIONS.contains(action)) {
+          throw new UsageException("usage: ./local wechat " + OPS.get("refund").synopsis());
+        }
+        String path =
+            "/_sim/refunds/"
+                + URLEncoder.encode(words.get(0), StandardCharsets.UTF_8).replace("+", "%20");
+        yield action.equals("show")
+            ? send(sim, "GET", path, "")
+            : send(sim, "POST", path + "/" + action, "{}");
       }
       default -> throw new UsageException("unknown operation '" + args.op() + "'");
     };

@@ -200,6 +200,10 @@ class ContractTest {
             again.headers(),
             false),
         413);
+    // the refund route: verified like the payment's; a genuine payment notification is no refund
+    expect(notify("/wechatpay/refund-notify/default", again.body(), again.headers(), true), 400);
+    expect(notify("/wechatpay/refund-notify/ct-none", again.body(), again.headers(), true), 401);
+    expect(notify("/wechatpay/refund-notify/Shop-A", again.body(), again.headers(), false), 400);
 
     // the order's life
     String ship = "/orders/" + paid + "/ship";

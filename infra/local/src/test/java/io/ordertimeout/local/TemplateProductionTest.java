@@ -218,7 +218,8 @@ class TemplateProductionTest {
         .containsExactlyInAnyOrder(
             "POST /wechatpay/notify",
             "POST /wechatpay/notify/{tenantId}",
-            "POST /wechatpay/notify/provider/{spMchid}");
+            "POST /wechatpay/notify/provider/{spMchid}",
+            "POST /wechatpay/refund-notify/{tenantId}");
     Set<String> routeKeys = new TreeSet<>();
     SAM.routes().forEach(r -> routeKeys.add(r.routeKey()));
     assertThat(names(api.path("RouteSettings"))).isSubsetOf(routeKeys);

@@ -11,6 +11,7 @@ import io.ordertimeout.http.PaymentWebhook;
 import io.ordertimeout.mysql.DataAccessException;
 import io.ordertimeout.payment.NotificationService;
 import io.ordertimeout.payment.PaymentMismatchException;
+import io.ordertimeout.payment.RefundNotificationService;
 import io.ordertimeout.payment.ReplayedNotificationException;
 import io.ordertimeout.util.Json;
 import io.ordertimeout.wechat.EnvironmentMerchantDirectory;
@@ -26,7 +27,8 @@ import org.slf4j.LoggerFactory;
 /**
  * payment-notify: WeChat Pay's payment notification webhook, {@code POST
  * /wechatpay/notify/{tenantId}} and {@code POST /wechatpay/notify} behind API Gateway's HTTP API
- * (payload 2.0: lower-cased headers, body maybe base64).
+ * (payload 2.0: lower-cased headers, body maybe base64), and its refund notification webhook {@code
+ * POST /wechatpay/refund-notify/{tenantId}}, verified and answered by the same rules.
  *
  * <p>204 only after the payment is committed (or was committed before). Otherwise WeChat must see a
  * failure and retry: 4xx for requests that must not be trusted or do not fit an order (body over 16
@@ -88,6 +90,11 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
       NotificationLimits.checkBodySize(tenantId, raw.length);
       String body = new String(raw, StandardCharsets.UTF_8);
       Map<String, String> headers = event.getHeaders() == null ? Map.of() : event.getHeaders();
+      if (REFUND_ROUTE_KEY.equals(event.getRouteKey())) {
+        RefundNotificationService.Result result = refunds().handle(tenantId, headers, body);
+        log.info("refund notification {} (request {})", result, requestId);
+        return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
+      }
       NotificationService.Result result =
           spMchid == null
               ? webhook.notifications().handle(tenantId, headers, body)
@@ -95,7 +102,8 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
       log.info("payment notification {} (request {})", result, requestId);
       return APIGatewayV2HTTPResponse.builder().withStatusCode(204).build();
     } catch (RuntimeException e) {
-      return failure(e, requestId, raw);
+      String kind = REFUND_ROUTE_KEY.equals(event.getRouteKey()) ? "refund" : "payment";
+      return failure(e, requestId, raw, kind);
     }
   }
 
@@ -127,6 +135,21 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   }
 
   /**
+   * The tenant's refund notifications (the notify_url of its refunds, RefundNotifyUrls): verified
+   * and answered exactly as the payment route, applied by {@link RefundNotificationService}.
+   */
+  static final String REFUND_ROUTE_KEY = "POST /wechatpay/refund-notify/{tenantId}";
+
+  /** Without a payment gateway nothing can verify a refund notification: 503, WeChat retries. */
+  private RefundNotificationService refunds() {
+    if (webhook.refunds() == null) {
+      throw new ApiError(
+          503, "PAYMENTS_DISABLED", "refund notifications need the WeChat Pay merchant keys");
+    }
+    return webhook.refunds();
+  }
+
+  /**
    * The tenant the request is for, from its route: the default tenant for {@link #ROUTE_KEY}, the
    * path parameter for {@link #TENANT_ROUTE_KEY} (never a default: a missing or malformed id is
    * 400). Anything else API Gateway (or a misrouted local call) hands this function is refused by
@@ -137,7 +160,7 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     if (ROUTE_KEY.equals(routeKey)) {
       return defaultTenantId;
     }
-    if (TENANT_ROUTE_KEY.equals(routeKey)) {
+    if (TENANT_ROUTE_KEY.equals(routeKey) || REFUND_ROUTE_KEY.equals(routeKey)) {
       Map<String, String> params = event.getPathParameters();
       String tenantId = params == null ? null : params.get("tenantId");
       if (!TenantIds.valid(tenantId)) {
@@ -152,7 +175,8 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
     String routePath = space > 0 ? routeKey.substring(space + 1) : "";
     if (routePath.equals("/wechatpay/notify")
         || routePath.equals("/wechatpay/notify/{tenantId}")
-        || routePath.equals("/wechatpay/notify/provider/{spMchid}")) {
+        || routePath.equals("/wechatpay/notify/provider/{spMchid}")
+        || routePath.equals("/wechatpay/refund-notify/{tenantId}")) {
       throw new ApiError(
           405, "METHOD_NOT_ALLOWED", "use POST, not " + routeKey.substring(0, space));
     }
@@ -163,15 +187,17 @@ public final class PaymentNotifyHandler extends HttpApiHandler {
   /**
    * @param body the request's bytes, null if it was refused before they were read; a refusal's log
    *     line names them by length and SHA-256 (to match a sender's copy), never by their content
+   * @param kind "payment" or "refund", for the log line
    */
   private static APIGatewayV2HTTPResponse failure(
-      RuntimeException e, String requestId, byte[] body) {
+      RuntimeException e, String requestId, byte[] body, String kind) {
     int status = statusOf(e);
     if (status >= 500) {
-      log.error("payment notification failed (request {}); WeChat will retry", requestId, e);
+      log.error("{} notification failed (request {}); WeChat will retry", kind, requestId, e);
     } else {
       log.warn(
-          "payment notification refused with {} (request {}, {}): {}",
+          "{} notification refused with {} (request {}, {}): {}",
+          kind,
           status,
           requestId,
           body == null ? "body not read" : NotificationLimits.fingerprint(body),

@@ -40,9 +40,10 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Property: whatever an unauthenticated caller sends to any webhook route (the default tenant's, a
- * tenant's, a service provider's), while MariaDB and Redis are up, the answer is a 4xx with {@code
- * {"code":"FAIL"}}, nothing is written (no table's checksum and no Redis key of the stack changes)
- * and every log line is bounded and free of the body, the nonce and the signature.
+ * tenant's, a service provider's, a tenant's refund route), while MariaDB and Redis are up, the
+ * answer is a 4xx with {@code {"code":"FAIL"}}, nothing is written (no table's checksum and no
+ * Redis key of the stack changes) and every log line is bounded and free of the body, the nonce and
+ * the signature.
  *
  * <p>Requests are drawn from a {@link SplittableRandom} whose seed is printed (rerun one with
  * {@code -Dotc.webhook.seed=<seed>}; {@code -Dotc.webhook.tries=<n>} per route, 300 by default):
@@ -143,8 +144,8 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
   }
 
   /**
-   * One request: the route ("default", "tenant" or "provider"), its path parameter (a tenant id or
-   * an spMchid; null for the default route), headers, body.
+   * One request: the route ("default", "tenant", "provider" or "refund"), its path parameter (a
+   * tenant id or an spMchid; null for the default route), headers, body.
    */
   record Case(
       String route, String tenantId, Map<String, String> headers, String body, boolean base64) {
@@ -153,6 +154,8 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
       out.append(
               switch (route) {
                 case "tenant" -> "POST /wechatpay/notify/{tenantId} tenantId=" + show(tenantId);
+                case "refund" ->
+                    "POST /wechatpay/refund-notify/{tenantId} tenantId=" + show(tenantId);
                 case "provider" ->
                     "POST /wechatpay/notify/provider/{spMchid} spMchid=" + show(tenantId);
                 default -> "POST /wechatpay/notify";
@@ -173,7 +176,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
   }
 
   @ParameterizedTest(name = "{0} route")
-  @ValueSource(strings = {"default", "tenant", "provider"})
+  @ValueSource(strings = {"default", "tenant", "provider", "refund"})
   void anyUnauthenticatedRequestIs4xxWritesNothingAndLogsBoundedLines(String route) {
     long seed = SEED ^ route.hashCode();
     System.out.printf(
@@ -354,7 +357,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     }
     String param =
         switch (route) {
-          case "tenant" -> tenantId(r);
+          case "tenant", "refund" -> tenantId(r);
           case "provider" -> spMchid(r);
           default -> null;
         };
@@ -673,7 +676,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
 
   // ---- the request -----------------------------------------------------------------------
 
-  private static APIGatewayV2HTTPEvent event(Case c) {
+  private APIGatewayV2HTTPEvent event(Case c) {
     APIGatewayV2HTTPEvent event =
         APIGatewayV2HTTPEvent.builder()
             .withVersion(SAMPLE.getVersion())
@@ -695,9 +698,12 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
       params.put("spMchid", c.tenantId());
       event.setPathParameters(params);
     }
-    if (c.route().equals("tenant")) {
-      event.setRouteKey(PaymentNotifyHandler.TENANT_ROUTE_KEY);
-      event.setRawPath("/wechatpay/notify/" + c.tenantId());
+    if (c.route().equals("tenant") || c.route().equals("refund")) {
+      boolean refund = c.route().equals("refund");
+      event.setRouteKey(
+          refund ? PaymentNotifyHandler.REFUND_ROUTE_KEY : PaymentNotifyHandler.TENANT_ROUTE_KEY);
+      event.setRawPath(
+          (refund ? "/wechatpay/refund-notify/" : "/wechatpay/notify/") + c.tenantId());
       Map<String, String> params = new HashMap<>();
       params.put("tenantId", c.tenantId());
       event.setPathParameters(params);

@@ -41,6 +41,8 @@ final class ControlHandler implements HttpHandler {
    */
   private static final Pattern OUT_TRADE_NO = Pattern.compile("[0-9A-Za-z_\\-|*]{1,32}");
 
+  private static final Pattern OUT_REFUND_NO = Pattern.compile("[0-9A-Za-z_\\-|*@]{1,64}");
+
   private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s|m|h)");
 
   /**
@@ -69,7 +71,13 @@ final class ControlHandler implements HttpHandler {
           "POST /_sim/notifications {\"lose\":1,\"copies\":3,\"delay\":\"10s\"}: every trade",
           "GET /_sim/faults: the faults still to answer, per endpoint",
           "POST /_sim/faults {\"endpoint\":\"CLOSE\",\"fault\":\"SYSTEM_ERROR\",\"count\":2}",
-          "DELETE /_sim/faults: drops every pending fault");
+          "DELETE /_sim/faults: drops every pending fault",
+          "GET /_sim/refunds/{outRefundNo}: the refund as a query answers it",
+          "POST /_sim/refunds/{outRefundNo}/abnormal: settles ABNORMAL (now, or when created)",
+          "POST /_sim/refunds/{outRefundNo}/close: settles CLOSED (now, or when created)",
+          "POST /_sim/refunds/{outRefundNo}/reapply: an ABNORMAL refund's exception refund",
+          "POST /_sim/refunds/{outRefundNo}/lose-notification: its next notification is lost",
+          "POST /_sim/refunds {\"delay\":\"2s\"}: refunds settle this long after creation");
 
   private final WeChatPaySimulator simulator;
 
@@ -132,7 +140,92 @@ final class ControlHandler implements HttpHandler {
     if (parts.size() == 1 && parts.get(0).equals("faults")) {
       return faults(method, path, body);
     }
+    if (parts.get(0).equals("refunds")) {
+      return refunds(method, path, parts, body);
+    }
     throw notFound(path);
+  }
+
+  private Answer refunds(String method, String path, List<String> parts, JsonNode body) {
+    if (parts.size() == 1) {
+      return on(
+          method,
+          path,
+          "POST",
+          () -> {
+            fields(body, "delay");
+            if (!body.has("delay")) {
+              throw new Refusal(400, "MISSING_FIELD", "give delay, e.g. \"2s\"");
+            }
+            simulator.setRefundDelay(duration(body, "delay"));
+            return ok(JSON.createObjectNode().put("delay", format(duration(body, "delay"))));
+          });
+    }
+    if (parts.size() > 3) {
+      throw notFound(path);
+    }
+    String outRefundNo = outRefundNo(parts.get(1));
+    String action = parts.size() == 3 ? parts.get(2) : "";
+    return switch (action) {
+      case "" -> on(method, path, "GET", () -> ok(refundView(outRefundNo)));
+      case "abnormal", "close" ->
+          on(
+              method,
+              path,
+              "POST",
+              () -> {
+                fields(body);
+                String outcome = action.equals("close") ? "CLOSED" : "ABNORMAL";
+                simulator.settleRefund(outRefundNo, outcome);
+                return ok(plannedOrRefund(outRefundNo, outcome));
+              });
+      case "reapply" ->
+          on(
+              method,
+              path,
+              "POST",
+              () -> {
+                fields(body);
+                simulator.reapplyAbnormalRefund(outRefundNo);
+                return ok(refundView(outRefundNo));
+              });
+      case "lose-notification" ->
+          on(
+              method,
+              path,
+              "POST",
+              () -> {
+                fields(body);
+                simulator.loseRefundNotification(outRefundNo);
+                return ok(JSON.createObjectNode().put("outRefundNo", outRefundNo).put("lose", 1));
+              });
+      default -> throw notFound(path);
+    };
+  }
+
+  private JsonNode refundView(String outRefundNo) {
+    return simulator
+        .refund(outRefundNo)
+        .orElseThrow(
+            () ->
+                new Refusal(
+                    404,
+                    "REFUND_NOT_FOUND",
+                    "no refund " + outRefundNo + " in the simulator (a refund exists once asked)"));
+  }
+
+  private JsonNode plannedOrRefund(String outRefundNo, String outcome) {
+    return simulator.refund(outRefundNo).isPresent()
+        ? refundView(outRefundNo)
+        : JSON.createObjectNode().put("outRefundNo", outRefundNo).put("planned", outcome);
+  }
+
+  /** WeChat's out_refund_no: at most 64 of the out_trade_no alphabet. */
+  private static String outRefundNo(String text) {
+    if (!OUT_REFUND_NO.matcher(text).matches()) {
+      throw invalid("out_refund_no must be 1-64 of [0-9A-Za-z_-|*@], was '" + text + "'");
+    }
+    return text;
   }
 
   // ---- routes ----

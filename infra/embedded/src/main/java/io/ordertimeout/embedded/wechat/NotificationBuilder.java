@@ -31,6 +31,8 @@ public final class NotificationBuilder {
   private Instant timestamp;
   private String nonce;
   private boolean tamperCiphertext;
+  private String resourceType = "transaction";
+  private String summary = "支付成功";
 
   NotificationBuilder(
       String transactionJson, PrivateKey signingKey, String serial, String apiV3Key, Clock clock) {
@@ -90,6 +92,16 @@ public final class NotificationBuilder {
     return this;
   }
 
+  /**
+   * The resource's original_type and associated_data ("refund" for a refund notification) and the
+   * summary.
+   */
+  NotificationBuilder resource(String originalType, String eventSummary) {
+    this.resourceType = originalType;
+    this.summary = eventSummary;
+    return this;
+  }
+
   public SignedNotification build() {
     return sign(body());
   }
@@ -101,7 +113,7 @@ public final class NotificationBuilder {
   String body() {
     String resourceNonce = WeChatCrypto.nonce(12);
     String ciphertext =
-        WeChatCrypto.encrypt(apiV3Key, "transaction", resourceNonce, transactionJson);
+        WeChatCrypto.encrypt(apiV3Key, resourceType, resourceNonce, transactionJson);
     if (tamperCiphertext) {
       byte[] raw = Base64.getDecoder().decode(ciphertext);
       raw[0] ^= 0x01;
@@ -113,12 +125,12 @@ public final class NotificationBuilder {
             .put("create_time", TradeBook.rfc3339(clock.instant()))
             .put("resource_type", "encrypt-resource")
             .put("event_type", eventType)
-            .put("summary", "支付成功");
+            .put("summary", summary);
     root.putObject("resource")
-        .put("original_type", "transaction")
+        .put("original_type", resourceType)
         .put("algorithm", "AEAD_AES_256_GCM")
         .put("ciphertext", ciphertext)
-        .put("associated_data", "transaction")
+        .put("associated_data", resourceType)
         .put("nonce", resourceNonce);
     return root.toString();
   }

@@ -13,6 +13,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
 
 /**
  * WeChat Pay's side of the trades: the state machine behind the five endpoints, with the HTTP
@@ -31,6 +32,7 @@ final class TradeBook {
   private final Clock clock;
   private final Map<String, SimulatedTrade> trades = new HashMap<>();
   private final Map<String, ObjectNode> refunds = new HashMap<>();
+  private volatile BiConsumer<String, String> refundCreated = (outRefundNo, notifyUrl) -> {};
 
   TradeBook(String mchid, String appid, Clock clock) {
     this.mchid = mchid;
@@ -168,21 +170,51 @@ final class TradeBook {
     trade.state = TradeState.REFUND;
     ObjectNode refund = refundBody(trade, outRefundNo, amount);
     refunds.put(outRefundNo, refund);
+    refundCreated.accept(outRefundNo, request.path("notify_url").asText(null));
     return ApiAnswer.ok(refund.deepCopy());
   }
 
-  /**
-   * A refund is PROCESSING when created and SUCCESS from the first query on, like a fast WeChat.
-   */
+  /** A refund is PROCESSING when created; RefundDesk settles it later, as WeChat does. */
   synchronized ApiAnswer queryRefund(String outRefundNo) {
     ObjectNode refund = refunds.get(outRefundNo);
     if (refund == null) {
       return ApiAnswer.error(404, "RESOURCE_NOT_EXISTS", "退款单不存在");
     }
-    if ("PROCESSING".equals(refund.path("status").asText())) {
-      refund.put("status", "SUCCESS").put("success_time", rfc3339(clock.instant()));
-    }
     return ApiAnswer.ok(refund.deepCopy());
+  }
+
+  /** Called (under this book's lock) with each new refund's out_refund_no and notify_url. */
+  void onRefundCreated(BiConsumer<String, String> listener) {
+    this.refundCreated = listener;
+  }
+
+  /** The refund as a query answers it, if there is one. */
+  synchronized Optional<ObjectNode> refund(String outRefundNo) {
+    return Optional.ofNullable(refunds.get(outRefundNo)).map(ObjectNode::deepCopy);
+  }
+
+  /**
+   * Moves a refund to {@code status} if WeChat would: PROCESSING to SUCCESS, CLOSED or ABNORMAL,
+   * ABNORMAL to PROCESSING (the exception refund applied for). Answers the refund after the move,
+   * empty when there is no such refund or it cannot move so.
+   */
+  synchronized Optional<ObjectNode> settleRefund(String outRefundNo, String status) {
+    ObjectNode refund = refunds.get(outRefundNo);
+    String from = refund == null ? "" : refund.path("status").asText();
+    boolean allowed =
+        "PROCESSING".equals(status) ? "ABNORMAL".equals(from) : "PROCESSING".equals(from);
+    if (!allowed) {
+      return Optional.empty();
+    }
+    refund.put("status", status);
+    if ("SUCCESS".equals(status)) {
+      refund.put("success_time", rfc3339(clock.instant()));
+    }
+    return Optional.of(refund.deepCopy());
+  }
+
+  String mchid() {
+    return mchid;
   }
 
   private ObjectNode refundBody(SimulatedTrade trade, String outRefundNo, long amount) {

@@ -67,6 +67,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private final String apiV3Key = WeChatCrypto.nonce(32);
   private final TradeBook book;
   private final NotificationSender sender;
+  private final RefundDesk refundDesk;
   private final HttpServer server;
   private final ExecutorService httpThreads;
   private final CountDownLatch stopping = new CountDownLatch(1);
@@ -96,6 +97,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     this.book = new TradeBook(mchid, APPID, clock);
     this.sender = new NotificationSender(clock);
     this.subMerchants = new SubMerchants(this, clock);
+    this.refundDesk = new RefundDesk(book, new NotificationSender(clock), this, clock);
     for (Endpoint e : Endpoint.values()) {
       calls.put(e, new AtomicInteger());
       faults.put(e, new ArrayDeque<>());
@@ -421,6 +423,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** Multiplies WeChat's retry gaps (15s .. 6h); 0.001 turns 24h4m into about 87 s. */
   public void setRetryScale(double factor) {
     sender.retryScale(factor);
+    refundDesk.retryScale(factor);
   }
 
   /**
@@ -513,6 +516,73 @@ public final class WeChatPaySimulator implements AutoCloseable {
     return sender.deliveries();
   }
 
+  // ---- refund controls (RefundDesk) ----
+
+  /**
+   * Refunds settle this long after they are created (200 ms by default), then notify their
+   * notify_url.
+   */
+  public void setRefundDelay(Duration delay) {
+    refundDesk.delay(delay);
+  }
+
+  /**
+   * The refund settles ABNORMAL (the payer's card is gone) or CLOSED instead of SUCCESS: now when
+   * it is PROCESSING, else once created and its delay passed. Answers the refund, or the plan.
+   *
+   * @throws IllegalStateException the refund is settled already
+   */
+  public String settleRefund(String outRefundNo, String outcome) {
+    return refundDesk.plan(outRefundNo, RefundDesk.Outcome.valueOf(outcome)).toString();
+  }
+
+  /**
+   * The exception refund of an ABNORMAL refund was applied for: PROCESSING again, then SUCCESS.
+   *
+   * @throws IllegalStateException the refund is not ABNORMAL
+   */
+  public void reapplyAbnormalRefund(String outRefundNo) {
+    refundDesk.reapply(outRefundNo);
+  }
+
+  /** The refund's next notification is lost (retries included): only a query tells its outcome. */
+  public void loseRefundNotification(String outRefundNo) {
+    refundDesk.loseNotification(outRefundNo);
+  }
+
+  /** The notify_url the refund's create request sent; empty when it had none. */
+  public Optional<String> refundNotifyUrl(String outRefundNo) {
+    return refundDesk.notifyUrl(outRefundNo);
+  }
+
+  /**
+   * Every delivery attempt of a refund notification so far, in order (outTradeNo: the refund's).
+   */
+  public List<Delivery> refundDeliveries() {
+    return refundDesk.deliveries();
+  }
+
+  /** The refund's status as a query answers it (PROCESSING, SUCCESS, ABNORMAL, CLOSED). */
+  public Optional<String> refundStatus(String outRefundNo) {
+    return refundDesk.refund(outRefundNo).map(r -> r.path("status").asText());
+  }
+
+  /**
+   * A correct refund notification of the refund's current status (REFUND.SUCCESS, ...), to deliver
+   * by hand or alter for attack tests.
+   *
+   * @throws IllegalArgumentException no such refund
+   */
+  public NotificationBuilder refundNotification(String outRefundNo) {
+    return refundDesk.notification(
+        refund(outRefundNo)
+            .orElseThrow(() -> new IllegalArgumentException("no refund " + outRefundNo)));
+  }
+
+  Optional<com.fasterxml.jackson.databind.node.ObjectNode> refund(String outRefundNo) {
+    return refundDesk.refund(outRefundNo);
+  }
+
   // ---- latency, faults, counters ----
 
   public void setLatency(Endpoint endpoint, Duration latency) {
@@ -602,6 +672,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     stopping.countDown();
     server.stop(0);
     payer.shutdownNow();
+    refundDesk.close();
     sender.close();
     httpThreads.shutdownNow();
   }

@@ -476,6 +476,109 @@ class SimulatorControlRoutesTest {
         + received.size();
   }
 
+  // ---- refunds ----
+
+  /** A refund as the SDK sends it, naming the test webhook as its notify_url. */
+  private HttpResponse<String> refund(String outTradeNo, String outRefundNo) throws Exception {
+    ObjectNode request =
+        JSON.createObjectNode()
+            .put("out_trade_no", outTradeNo)
+            .put("out_refund_no", outRefundNo)
+            .put("reason", "control test")
+            .put("notify_url", "http://127.0.0.1:" + webhook.getAddress().getPort() + "/notify");
+    request.putObject("amount").put("refund", 1_000).put("total", 1_000).put("currency", "CNY");
+    String body = request.toString();
+    return http.send(
+        signed("POST", "/v3/refund/domestic/refunds", body)
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private String refundStatus(String outRefundNo) throws Exception {
+    HttpResponse<String> r = wechatGet("/v3/refund/domestic/refunds/" + outRefundNo);
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    return json(r).path("status").asText();
+  }
+
+  @Test
+  void aRefundIsProcessingThenSettlesAndNotifiesItsNotifyUrl() throws Exception {
+    prepay("ctl-rf-1");
+    control("POST", "/_sim/trades/ctl-rf-1/pay", "");
+    await(() -> received.size() == 1, "the payment's notification");
+    assertThat(control("POST", "/_sim/refunds", "{\"delay\":\"1s\"}").statusCode()).isEqualTo(200);
+
+    HttpResponse<String> created = refund("ctl-rf-1", "ctl-rf-1-r");
+
+    assertThat(created.statusCode()).as(created.body()).isEqualTo(200);
+    assertThat(json(created).path("status").asText()).isEqualTo("PROCESSING");
+    assertThat(refundStatus("ctl-rf-1-r")).isEqualTo("PROCESSING");
+    await(() -> received.size() == 2, "the refund's notification");
+    Received n = received.get(1);
+    assertThat(n.signatureValid()).isTrue();
+    JsonNode plain = n.transaction();
+    assertThat(plain.path("mchid").asText()).isEqualTo(wechat.mchid());
+    assertThat(plain.path("out_trade_no").asText()).isEqualTo("ctl-rf-1");
+    assertThat(plain.path("out_refund_no").asText()).isEqualTo("ctl-rf-1-r");
+    assertThat(plain.path("refund_id").asText())
+        .isEqualTo(json(created).path("refund_id").asText());
+    assertThat(plain.path("transaction_id").asText()).matches("42\\d{26}");
+    assertThat(plain.path("refund_status").asText()).isEqualTo("SUCCESS");
+    assertThat(plain.path("success_time").asText()).isNotEmpty();
+    assertThat(plain.path("user_received_account").asText()).isEqualTo("支付用户零钱");
+    assertThat(plain.path("amount").path("total").asLong()).isEqualTo(1_000);
+    assertThat(plain.path("amount").path("refund").asLong()).isEqualTo(1_000);
+    assertThat(plain.path("amount").path("payer_total").asLong()).isEqualTo(1_000);
+    assertThat(plain.path("amount").path("payer_refund").asLong()).isEqualTo(1_000);
+    assertThat(refundStatus("ctl-rf-1-r")).isEqualTo("SUCCESS");
+    assertThat(wechat.refundDeliveries()).extracting(Delivery::status).containsExactly(204);
+    assertThat(wechat.deliveries()).hasSize(1); // the payment's only
+  }
+
+  @Test
+  void controlsMakeARefundAbnormalReapplyItCloseItOrLoseItsNotification() throws Exception {
+    prepay("ctl-rf-2");
+    control("POST", "/_sim/trades/ctl-rf-2/pay", "");
+    await(() -> received.size() == 1, "the payment's notification");
+
+    // planned before the refund exists: it settles ABNORMAL
+    HttpResponse<String> planned = control("POST", "/_sim/refunds/ctl-rf-2-r/abnormal", "");
+    assertThat(planned.statusCode()).isEqualTo(200);
+    assertThat(json(planned).path("planned").asText()).isEqualTo("ABNORMAL");
+    assertThat(control("GET", "/_sim/refunds/ctl-rf-2-r", "").statusCode()).isEqualTo(404);
+    refund("ctl-rf-2", "ctl-rf-2-r");
+    await(() -> received.size() == 2, "REFUND.ABNORMAL");
+    assertThat(received.get(1).transaction().path("refund_status").asText()).isEqualTo("ABNORMAL");
+    assertThat(refundStatus("ctl-rf-2-r")).isEqualTo("ABNORMAL");
+
+    // a settled refund cannot be closed; the exception refund goes on to SUCCESS, unnotified
+    assertThat(control("POST", "/_sim/refunds/ctl-rf-2-r/close", "").statusCode()).isEqualTo(409);
+    assertThat(control("POST", "/_sim/refunds/ctl-rf-2-r/lose-notification", "").statusCode())
+        .isEqualTo(200);
+    HttpResponse<String> reapplied = control("POST", "/_sim/refunds/ctl-rf-2-r/reapply", "");
+    assertThat(reapplied.statusCode()).isEqualTo(200);
+    assertThat(json(reapplied).path("status").asText()).isEqualTo("PROCESSING");
+    await(
+        () -> {
+          try {
+            return refundStatus("ctl-rf-2-r").equals("SUCCESS");
+          } catch (Exception e) {
+            return false;
+          }
+        },
+        "the exception refund paid");
+    assertThat(received).hasSize(2);
+    assertThat(control("POST", "/_sim/refunds/ctl-rf-2-r/reapply", "").statusCode()).isEqualTo(409);
+
+    // refused input changes nothing
+    assertThat(control("POST", "/_sim/refunds/bad%20no/abnormal", "").statusCode()).isEqualTo(400);
+    assertThat(control("POST", "/_sim/refunds/ctl-rf-2-r/abnormal", "{\"x\":1}").statusCode())
+        .isEqualTo(400);
+    assertThat(control("POST", "/_sim/refunds", "{}").statusCode()).isEqualTo(400);
+    assertThat(control("DELETE", "/_sim/refunds/ctl-rf-2-r", "").statusCode()).isEqualTo(405);
+    assertThat(refundStatus("ctl-rf-2-r")).isEqualTo("SUCCESS");
+  }
+
   private void prepay(String outTradeNo) throws Exception {
     prepay(outTradeNo, null);
   }
