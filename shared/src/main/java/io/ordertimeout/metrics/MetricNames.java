@@ -44,6 +44,12 @@ public final class MetricNames {
   /** Gauge: entries delivered to the closers group and not acknowledged yet. */
   public static final String STREAM_PENDING = "stream_pending";
 
+  /**
+   * Counter: bill lines (or paid orders without a line) the daily reconciliation flagged for the
+   * first time; a re-run of the day counts none again.
+   */
+  public static final String RECONCILIATION_FLAGS = "reconciliation_flags";
+
   /** The names template.yaml raises alarms on. */
   public static final Set<String> ALARMED =
       Set.of(

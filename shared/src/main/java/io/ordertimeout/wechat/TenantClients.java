@@ -4,6 +4,7 @@ import com.wechat.pay.java.core.RSAPublicKeyConfig;
 import com.wechat.pay.java.core.http.DefaultHttpClientBuilder;
 import com.wechat.pay.java.core.http.HttpClient;
 import com.wechat.pay.java.core.notification.NotificationParser;
+import com.wechat.pay.java.service.billdownload.BillDownloadServiceExtension;
 import com.wechat.pay.java.service.payments.jsapi.JsapiServiceExtension;
 import com.wechat.pay.java.service.refund.RefundService;
 import okhttp3.OkHttpClient;
@@ -18,7 +19,17 @@ record TenantClients(
     MerchantCredentials credentials,
     JsapiServiceExtension jsapi,
     RefundService refunds,
-    NotificationParser notifications) {
+    NotificationParser notifications,
+    BillDownloadServiceExtension bills) {
+
+  /** Clients without the trade bill (tests of the other calls). */
+  TenantClients(
+      MerchantCredentials credentials,
+      JsapiServiceExtension jsapi,
+      RefundService refunds,
+      NotificationParser notifications) {
+    this(credentials, jsapi, refunds, notifications, null);
+  }
 
   static TenantClients build(MerchantCredentials c, OkHttpClient okHttp, GatewaySettings settings) {
     RSAPublicKeyConfig config =
@@ -41,6 +52,11 @@ record TenantClients(
     JsapiServiceExtension jsapi =
         new JsapiServiceExtension.Builder().config(config).httpClient(http).signType("RSA").build();
     RefundService refunds = new RefundService.Builder().httpClient(http).build();
-    return new TenantClients(c, jsapi, refunds, new NotificationParser(config));
+    BillDownloadServiceExtension bills =
+        new BillDownloadServiceExtension.Builder()
+            .httpClient(http)
+            .decryptor(config.createDecryptor())
+            .build();
+    return new TenantClients(c, jsapi, refunds, new NotificationParser(config), bills);
   }
 }

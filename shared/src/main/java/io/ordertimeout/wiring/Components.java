@@ -578,6 +578,13 @@ public final class Components implements AutoCloseable {
     return payments;
   }
 
+  /** The daily reconciliation against the trade bill; null when payments are not configured. */
+  public io.ordertimeout.reconcile.Reconciler reconciler() {
+    return gateway == null
+        ? null
+        : new io.ordertimeout.reconcile.Reconciler(tx, gateway, payments, metrics);
+  }
+
   public PrepayService prepays() {
     return prepays;
   }
