@@ -146,6 +146,9 @@ public final class Reconciler {
       String ref = ref(line);
       Recorded recorded = lookup.recorded().get(ref);
       if (recorded != null) {
+        if (tenantId.equals(recorded.tenantId()) && recorded.orderId() != null && line.payment()) {
+          seen.add(recorded.orderId());
+        }
         count(
             tenantId.equals(recorded.tenantId()) ? recorded.category() : LineCategory.OTHER_TENANT);
         return;

@@ -21,7 +21,7 @@ final class ReconciliationStore {
   private static final int DUPLICATE_KEY = 1062;
 
   /** A line as recorded by whichever run came first. */
-  record Recorded(String tenantId, LineCategory category) {}
+  record Recorded(String tenantId, String orderId, LineCategory category) {}
 
   private ReconciliationStore() {}
 
@@ -32,7 +32,7 @@ final class ReconciliationStore {
       return out;
     }
     String sql =
-        "SELECT ref, tenant_id, category FROM reconciliation_lines"
+        "SELECT ref, tenant_id, order_id, category FROM reconciliation_lines"
             + " WHERE mchid = ? AND bill_date = ? AND ref IN (%s)";
     for (List<String> part : Statements.inLists(sql, new ArrayList<>(refs))) {
       try (PreparedStatement ps =
@@ -45,7 +45,9 @@ final class ReconciliationStore {
             out.put(
                 rs.getString("ref"),
                 new Recorded(
-                    rs.getString("tenant_id"), LineCategory.valueOf(rs.getString("category"))));
+                    rs.getString("tenant_id"),
+                    rs.getString("order_id"),
+                    LineCategory.valueOf(rs.getString("category"))));
           }
         }
       }

@@ -71,6 +71,7 @@ public final class TradeBills implements HttpHandler {
   private final Map<String, Prepared> prepared = new LinkedHashMap<>();
   private final AtomicInteger downloads = new AtomicInteger();
   private final AtomicInteger tokens = new AtomicInteger();
+  private final AtomicInteger corrupt = new AtomicInteger();
 
   /** A bill ready to download: its text (gzipped or not) and the digest of the text. */
   private record Prepared(byte[] body, boolean gzip) {}
@@ -100,6 +101,14 @@ public final class TradeBills implements HttpHandler {
    */
   public void republish(LocalDate day) {
     published.remove(day);
+  }
+
+  /**
+   * The next {@code count} downloads serve the bill with one byte changed after its digest was
+   * given (a proxy or a disk that altered it): the SDK's digest check must fail.
+   */
+  public void corruptDownloads(int count) {
+    corrupt.set(count);
   }
 
   /** Bills downloaded so far. */
@@ -175,12 +184,16 @@ public final class TradeBills implements HttpHandler {
       return;
     }
     downloads.incrementAndGet();
+    byte[] body = bill.body();
+    if (corrupt.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+      body = alter(body, bill.gzip());
+    }
     exchange
         .getResponseHeaders()
         .set("Content-Type", bill.gzip() ? "application/gzip" : "text/plain;charset=utf-8");
-    exchange.sendResponseHeaders(200, bill.body().length);
+    exchange.sendResponseHeaders(200, body.length);
     try (OutputStream out = exchange.getResponseBody()) {
-      out.write(bill.body());
+      out.write(body);
     }
   }
 
@@ -252,6 +265,22 @@ public final class TradeBills implements HttpHandler {
   /** Writes a bill's text to {@code out}; answers its lines (0: no statement, -1: not counted). */
   private interface Body {
     long write(OutputStream out) throws IOException;
+  }
+
+  /** The bill with its last digit before the summary changed; gzipped again when it was. */
+  private static byte[] alter(byte[] body, boolean gzipped) {
+    try {
+      byte[] text =
+          gzipped
+              ? new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(body))
+                  .readAllBytes()
+              : body.clone();
+      int at = text.length - 3;
+      text[at] = (byte) (text[at] == '1' ? '2' : '1');
+      return gzipped ? gzip(text) : text;
+    } catch (IOException e) {
+      throw new UncheckedIOException("alter the trade bill", e);
+    }
   }
 
   private static byte[] gzip(byte[] text) {
