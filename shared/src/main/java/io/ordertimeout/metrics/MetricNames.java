@@ -50,6 +50,9 @@ public final class MetricNames {
    */
   public static final String RECONCILIATION_FLAGS = "reconciliation_flags";
 
+  /** Counter: a tenant's day the scheduled reconciliation could not finish (tried again later). */
+  public static final String RECONCILIATION_FAILURES = "reconciliation_failures";
+
   /** The names template.yaml raises alarms on. */
   public static final Set<String> ALARMED =
       Set.of(
@@ -61,7 +64,9 @@ public final class MetricNames {
           ORDERS_USERPAYING_STUCK,
           OUTBOX_LAG_MS,
           STREAM_LAG_MS,
-          STREAM_PENDING);
+          STREAM_PENDING,
+          RECONCILIATION_FLAGS,
+          RECONCILIATION_FAILURES);
 
   /** The names template.yaml's dashboard graphs beside the alarmed ones. */
   public static final Set<String> DASHBOARD =

@@ -378,7 +378,7 @@ public final class Reconciler {
       List<ReconciliationReport.Line> flagged =
           tx.read("flagged lines", c -> ReconciliationStore.flagged(c, tenantId, day));
       return new ReconciliationReport(
-          tenantId, day, mchid, billLines, named, flags, newFlags, runs, flagged);
+          tenantId, day.toString(), mchid, billLines, named, flags, newFlags, runs, flagged);
     }
   }
 

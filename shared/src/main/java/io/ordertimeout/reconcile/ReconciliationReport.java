@@ -1,6 +1,6 @@
 package io.ordertimeout.reconcile;
 
-import java.time.LocalDate;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.List;
 import java.util.Map;
 
@@ -8,6 +8,7 @@ import java.util.Map;
  * One tenant's reconciliation of one bill day, as stored in reconciliation_reports and
  * reconciliation_lines.
  *
+ * @param day the bill's day, yyyy-MM-dd in Asia/Shanghai
  * @param billLines detail lines of the merchant's bill (shared by the tenants of a merchant)
  * @param counts lines (and paid orders without a line) per {@link LineCategory}
  * @param flags flagged lines this tenant's report holds
@@ -17,7 +18,7 @@ import java.util.Map;
  */
 public record ReconciliationReport(
     String tenantId,
-    LocalDate day,
+    String day,
     String mchid,
     long billLines,
     Map<String, Long> counts,
@@ -27,5 +28,5 @@ public record ReconciliationReport(
     List<Line> flagged) {
 
   /** A recorded line: what the bill (or the order) says and what was found. */
-  public record Line(String ref, String orderId, String category, String detail) {}
+  public record Line(String ref, String orderId, String category, JsonNode detail) {}
 }

@@ -143,11 +143,19 @@ final class ReconciliationStore {
                   rs.getString("ref"),
                   rs.getString("order_id"),
                   rs.getString("category"),
-                  rs.getString("detail")));
+                  detail(rs.getString("detail"))));
         }
       }
     }
     return out;
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode detail(String json) {
+    try {
+      return Json.MAPPER.readTree(json);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("a reconciliation line's detail is not JSON: " + json, e);
+    }
   }
 
   /** The stored report of the day, or null when the day was never reconciled for the tenant. */
@@ -170,7 +178,7 @@ final class ReconciliationStore {
             .forEachRemaining(e -> counts.put(e.getKey(), e.getValue().asLong()));
         return new ReconciliationReport(
             tenantId,
-            day,
+            day.toString(),
             rs.getString("mchid"),
             rs.getLong("bill_lines"),
             new java.util.TreeMap<>(counts),

@@ -503,7 +503,14 @@ public final class Components implements AutoCloseable {
         pauses,
         compensationJob(settings),
         actions,
-        metrics);
+        metrics,
+        new io.ordertimeout.admin.ReconciliationAdmin(
+            reconciler(),
+            actions,
+            () ->
+                java.time.Instant.ofEpochMilli(time.nowMillis())
+                    .atZone(io.ordertimeout.reconcile.Reconciler.SHANGHAI)
+                    .toLocalDate()));
   }
 
   public Pauses pauses() {
@@ -512,7 +519,23 @@ public final class Components implements AutoCloseable {
 
   /** The scheduled compensation pass's entry point, with {@code settings}. */
   public CompensationJob compensationJob(CompensationSettings settings) {
-    return new CompensationJob(() -> newCompensator(settings), metrics);
+    return compensationJob(settings, io.ordertimeout.reconcile.ReconciliationSettings.defaults());
+  }
+
+  /**
+   * The scheduled compensation pass, ending with the daily reconciliation against the trade bill
+   * (when payments are configured) on {@code reconciliation}'s schedule.
+   */
+  public CompensationJob compensationJob(
+      CompensationSettings settings,
+      io.ordertimeout.reconcile.ReconciliationSettings reconciliation) {
+    return new CompensationJob(
+        () -> newCompensator(settings),
+        metrics,
+        gateway == null
+            ? null
+            : new io.ordertimeout.reconcile.ReconciliationJob(
+                reconciler(), tenants::all, reconciliation, time, metrics));
   }
 
   public OtcConfig config() {

@@ -8,6 +8,7 @@ import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.TradeSnapshot;
 import io.ordertimeout.embedded.wechat.TradeState;
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import io.ordertimeout.metrics.Metrics;
 import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wechat.PrepayCommand;
@@ -156,6 +157,50 @@ class ReconcilerTest {
             "rc-ghost-01|PAID|", "rc-pac-001|CLOSED|", "rc-pac-002|CLOSED|", "rc-paid-01|PAID|");
     assertThat(stack.app().reconciler().report(TenantIds.DEFAULT, today()).counts())
         .isEqualTo(first.counts());
+  }
+
+  @Test
+  void theScheduleReconcilesEachPublishedDayWithoutAReportOnce() {
+    LocalDate today = today();
+    long nineAm = today.atTime(9, 0).atZone(Reconciler.SHANGHAI).toInstant().toEpochMilli();
+    long elevenAm = nineAm + 2 * 3_600_000L;
+    ReconciliationJob early =
+        new ReconciliationJob(
+            stack.app().reconciler(),
+            () -> List.of(TenantIds.DEFAULT),
+            ReconciliationSettings.defaults(),
+            () -> nineAm,
+            new Metrics());
+    ReconciliationJob late =
+        new ReconciliationJob(
+            stack.app().reconciler(),
+            () -> List.of(TenantIds.DEFAULT),
+            ReconciliationSettings.defaults(),
+            () -> elevenAm,
+            new Metrics());
+
+    // before 10:00 yesterday's bill is not published; the two days before it are
+    assertThat(early.dueDays()).containsExactly(today.minusDays(3), today.minusDays(2));
+    assertThat(early.runDue(() -> Long.MAX_VALUE)).hasSize(2);
+    assertThat(late.dueDays())
+        .containsExactly(today.minusDays(3), today.minusDays(2), today.minusDays(1));
+    List<ReconciliationReport> made = late.runDue(() -> Long.MAX_VALUE);
+    List<ReconciliationReport> again = late.runDue(() -> Long.MAX_VALUE);
+
+    assertThat(made)
+        .extracting(ReconciliationReport::day)
+        .containsExactly(today.minusDays(1).toString());
+    assertThat(made.get(0).billLines()).isZero(); // no trade that day: NO_STATEMENT_EXIST
+    assertThat(again).isEmpty();
+    assertThat(
+            stack.dump(
+                "SELECT bill_date, runs, flags FROM reconciliation_reports ORDER BY bill_date"))
+        .containsExactly(
+            today.minusDays(3) + "|1|0|",
+            today.minusDays(2) + "|1|0|",
+            today.minusDays(1) + "|1|0|");
+    // too little of the invocation left: nothing starts
+    assertThat(late.runDue(() -> 1_000L)).isEmpty();
   }
 
   /** Paid at WeChat (notification lost) and closed here by a path that did not ask WeChat. */
