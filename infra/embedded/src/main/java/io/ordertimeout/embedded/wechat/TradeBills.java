@@ -267,19 +267,20 @@ public final class TradeBills implements HttpHandler {
     long write(OutputStream out) throws IOException;
   }
 
-  /** The bill with its last digit before the summary changed; gzipped again when it was. */
+  /** The bill with one digit of its summary row changed; gzipped again when it was. */
   private static byte[] alter(byte[] body, boolean gzipped) {
-    try {
-      byte[] text =
-          gzipped
-              ? new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(body))
-                  .readAllBytes()
-              : body.clone();
-      int at = text.length - 3;
-      text[at] = (byte) (text[at] == '1' ? '2' : '1');
-      return gzipped ? gzip(text) : text;
+    byte[] text = gzipped ? gunzip(body) : body.clone();
+    int at = text.length - 3;
+    text[at] = (byte) (text[at] == '1' ? '2' : '1');
+    return gzipped ? gzip(text) : text;
+  }
+
+  private static byte[] gunzip(byte[] body) {
+    try (java.util.zip.GZIPInputStream in =
+        new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(body))) {
+      return in.readAllBytes();
     } catch (IOException e) {
-      throw new UncheckedIOException("alter the trade bill", e);
+      throw new UncheckedIOException("unzip the trade bill", e);
     }
   }
 
