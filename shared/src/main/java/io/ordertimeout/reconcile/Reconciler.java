@@ -74,8 +74,11 @@ public final class Reconciler {
   /** One run of the day for the tenant; stores and answers the day's report. */
   public ReconciliationReport reconcile(String tenantId, LocalDate day) {
     Run run = new Run(tenantId, day, gateway.merchantId(tenantId));
+    long started = System.nanoTime();
+    long downloaded;
     try (TradeBill bill = gateway.tradeBill(tenantId, day);
         TradeBillReader reader = bill.open()) {
+      downloaded = System.nanoTime();
       List<BillLine> batch = new ArrayList<>(BATCH);
       for (BillLine line = reader.next(); line != null; line = reader.next()) {
         batch.add(line);
@@ -87,8 +90,20 @@ public final class Reconciler {
       run.lines(batch);
       run.billLines = reader.lines();
     }
+    long read = System.nanoTime();
     run.paidWithoutLine();
-    return run.finish();
+    long checked = System.nanoTime();
+    ReconciliationReport report = run.finish();
+    log.info(
+        "reconciled {} for {}: {} lines, download {} ms, lines {} ms, paid orders {} ms, {}",
+        tenantId,
+        day,
+        run.billLines,
+        (downloaded - started) / 1_000_000,
+        (read - downloaded) / 1_000_000,
+        (checked - read) / 1_000_000,
+        report.counts());
+    return report;
   }
 
   /** The stored report of the day; null when it was never reconciled for the tenant. */
