@@ -426,6 +426,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/reconciliation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["reconciliationReport"];
+        put?: never;
+        /** @description Reconciles the tenant's orders against its merchant's WeChat Pay trade bill of one day now, as the daily schedule does; a day reconciled before changes nothing that is recorded. */
+        post: operations["reconcile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -466,6 +483,15 @@ export interface components {
             amountFen: number;
             /** @description default 900; at most OTC_MAX_TIMEOUT_SECONDS (86,400 by default) */
             timeoutSeconds?: number | null;
+        };
+        ReconcileRequest: {
+            /**
+             * Format: date
+             * @description the bill's day, yyyy-MM-dd in Asia/Shanghai; not after today
+             */
+            date: string;
+            /** @description the tenant; default: `default` */
+            tenantId?: string;
         };
         PrepayRequest: {
             openId: string;
@@ -2205,6 +2231,127 @@ export interface operations {
             404: components["responses"]["AdminRouteNotFound"];
             500: components["responses"]["Internal"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    reconciliationReport: {
+        parameters: {
+            query: {
+                /** @description the bill's day, yyyy-MM-dd in Asia/Shanghai */
+                date: string;
+                tenantId?: components["parameters"]["AdminTenantQuery"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["AdminAnswer"];
+            /** @description refused */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NO_IAM_CALLER" | "INVALID_DATE" | "INVALID_TENANT_ID";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            /** @description the tenant's day was never reconciled */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "REPORT_NOT_FOUND" | "ROUTE_NOT_FOUND";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            /** @description payments are not configured, or the database is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "PAYMENTS_UNAVAILABLE" | "UNAVAILABLE";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reconcile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReconcileRequest"];
+            };
+        };
+        responses: {
+            200: components["responses"]["AdminAnswer"];
+            /** @description refused */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "NO_IAM_CALLER" | "INVALID_DATE" | "INVALID_TENANT_ID" | "INVALID_JSON" | "INVALID_FIELD";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["AdminRouteNotFound"];
+            /** @description WeChat Pay refused the bill request for good */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "BILL_REJECTED";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
+            500: components["responses"]["Internal"];
+            /** @description WeChat Pay did not hand out the bill (or it failed its digest check), payments are not configured, or the database is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error?: {
+                            /** @enum {unknown} */
+                            code?: "WECHAT_UNAVAILABLE" | "PAYMENTS_UNAVAILABLE" | "UNAVAILABLE";
+                        };
+                    } & components["schemas"]["Error"];
+                };
+            };
         };
     };
 }

@@ -8,10 +8,22 @@ import java.util.function.Supplier;
 public final class CompensationJob {
   private final Supplier<Compensator> compensators;
   private final Metrics metrics;
+  private final io.ordertimeout.reconcile.ReconciliationJob reconciliation;
 
   public CompensationJob(Supplier<Compensator> compensators, Metrics metrics) {
+    this(compensators, metrics, null);
+  }
+
+  /**
+   * @param reconciliation the daily reconciliation each scheduled pass ends with; null for none
+   */
+  public CompensationJob(
+      Supplier<Compensator> compensators,
+      Metrics metrics,
+      io.ordertimeout.reconcile.ReconciliationJob reconciliation) {
     this.compensators = compensators;
     this.metrics = metrics;
+    this.reconciliation = reconciliation;
   }
 
   public CompensationReport run() {
@@ -20,7 +32,11 @@ public final class CompensationJob {
 
   /** One pass that stops its work while {@code remainingMillis} still covers the margin. */
   public CompensationReport run(LongSupplier remainingMillis) {
-    return compensators.get().run(remainingMillis);
+    CompensationReport report = compensators.get().run(remainingMillis);
+    if (reconciliation != null) {
+      reconciliation.runDue(remainingMillis);
+    }
+    return report;
   }
 
   public Metrics metrics() {

@@ -22,8 +22,9 @@ import java.util.Map;
  * <p>Every route first checks its IAM caller against OTC_ADMIN_PRINCIPALS ({@link AdminAccess}),
  * before the body is read: the order routes and the dead-letter list and filter-redrive act for the
  * one tenant they name ({@code ?tenantId=}, the filter's {@code tenantId}) and need it in the
- * caller's list; everything else (pause, resume, the pauses, compensation, a dead letter by id,
- * redrive of ids or of all) acts for every tenant and needs {@code "*"}.
+ * caller's list (so do both reconciliation routes, for their {@code tenantId}); everything else
+ * (pause, resume, the pauses, compensation, a dead letter by id, redrive of ids or of all) acts for
+ * every tenant and needs {@code "*"}.
  *
  * <p>Over 300 lines: the route table, the per-route authorization and the request parsing of every
  * admin route are read together when a route is added; split, a route could miss its check.
@@ -41,7 +42,9 @@ public final class AdminRoutes {
           "GET /admin/pauses",
           "POST /admin/pause",
           "POST /admin/resume",
-          "POST /admin/compensation");
+          "POST /admin/compensation",
+          "POST /admin/reconciliation",
+          "GET /admin/reconciliation");
 
   /** An answer: HTTP status and JSON body. */
   public record Answer(int status, String body) {}
@@ -106,6 +109,12 @@ public final class AdminRoutes {
         access.requireAll(operator, "a compensation pass");
         yield ops.compensateNow(operator);
       }
+      case "POST /admin/reconciliation" -> {
+        String tenant = bodyTenant(r, operator);
+        yield ops.reconciliation().run(tenant, r.bodyText("date"), operator);
+      }
+      case "GET /admin/reconciliation" ->
+          ops.reconciliation().show(tenant(r, operator), r.query("date"));
       default ->
           throw new AdminRefusal(
               AdminRefusal.Kind.NOT_FOUND, "ROUTE_NOT_FOUND", "no admin route " + r.routeKey);
@@ -212,6 +221,14 @@ public final class AdminRoutes {
    */
   private String tenant(Request r, String operator) {
     String named = r.query("tenantId");
+    String tenant = named == null ? TenantIds.DEFAULT : OrderIds.requireTenant(named);
+    access.requireTenant(operator, tenant);
+    return tenant;
+  }
+
+  /** The body's {@code tenantId}, else the default tenant; the caller must administer it. */
+  private String bodyTenant(Request r, String operator) {
+    String named = r.bodyText("tenantId");
     String tenant = named == null ? TenantIds.DEFAULT : OrderIds.requireTenant(named);
     access.requireTenant(operator, tenant);
     return tenant;

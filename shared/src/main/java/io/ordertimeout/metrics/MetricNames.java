@@ -50,6 +50,15 @@ public final class MetricNames {
   /** Gauge: entries delivered to the closers group and not acknowledged yet. */
   public static final String STREAM_PENDING = "stream_pending";
 
+  /**
+   * Counter: bill lines (or paid orders without a line) the daily reconciliation flagged for the
+   * first time; a re-run of the day counts none again.
+   */
+  public static final String RECONCILIATION_FLAGS = "reconciliation_flags";
+
+  /** Counter: a tenant's day the scheduled reconciliation could not finish (tried again later). */
+  public static final String RECONCILIATION_FAILURES = "reconciliation_failures";
+
   /** The names template.yaml raises alarms on. */
   public static final Set<String> ALARMED =
       Set.of(
@@ -62,7 +71,9 @@ public final class MetricNames {
           ORDERS_USERPAYING_STUCK,
           OUTBOX_LAG_MS,
           STREAM_LAG_MS,
-          STREAM_PENDING);
+          STREAM_PENDING,
+          RECONCILIATION_FLAGS,
+          RECONCILIATION_FAILURES);
 
   /** The names template.yaml's dashboard graphs beside the alarmed ones. */
   public static final Set<String> DASHBOARD =

@@ -19,7 +19,9 @@ public record PaidTrade(
   /** Where the news of the payment came from; recorded with a paid-after-close case. */
   public enum Source {
     NOTIFY,
-    CLOSE
+    CLOSE,
+    /** The daily trade bill (reconcile.Reconciler): a payment every other path missed. */
+    BILL
   }
 
   public PaidTrade {

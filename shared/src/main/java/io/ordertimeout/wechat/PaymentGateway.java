@@ -1,5 +1,6 @@
 package io.ordertimeout.wechat;
 
+import java.time.LocalDate;
 import java.util.Map;
 
 /**
@@ -90,5 +91,18 @@ public interface PaymentGateway {
         tenantId,
         getClass().getSimpleName() + " reads no refund notifications",
         null);
+  }
+
+  /**
+   * Day {@code day}'s trade bill (bill_type ALL) of the tenant's merchant, downloaded and its SHA1
+   * digest verified; the caller closes it. A day without trades is an empty bill. A bill WeChat is
+   * still preparing (STATEMENT_CREATING) or a download whose digest does not match is a {@link
+   * PaymentTransientException}.
+   *
+   * @param day a day in Asia/Shanghai, WeChat's business day
+   */
+  default TradeBill tradeBill(String tenantId, LocalDate day) {
+    throw new UnsupportedOperationException(
+        getClass().getSimpleName() + " serves no trade bills (tenant " + tenantId + ")");
   }
 }

@@ -4,6 +4,7 @@ import com.wechat.pay.java.core.RSAPublicKeyConfig;
 import com.wechat.pay.java.core.http.DefaultHttpClientBuilder;
 import com.wechat.pay.java.core.http.HttpClient;
 import com.wechat.pay.java.core.notification.NotificationParser;
+import com.wechat.pay.java.service.billdownload.BillDownloadServiceExtension;
 import com.wechat.pay.java.service.payments.jsapi.JsapiServiceExtension;
 import com.wechat.pay.java.service.refund.RefundService;
 import okhttp3.OkHttpClient;
@@ -22,15 +23,16 @@ record TenantClients(
     JsapiServiceExtension jsapi,
     RefundService refunds,
     NotificationParser notifications,
-    com.wechat.pay.java.service.partnerpayments.jsapi.JsapiServiceExtension partnerJsapi) {
+    com.wechat.pay.java.service.partnerpayments.jsapi.JsapiServiceExtension partnerJsapi,
+    BillDownloadServiceExtension bills) {
 
-  /** A direct merchant's clients. */
+  /** A direct merchant's clients, without the trade bill (tests of the other calls). */
   TenantClients(
       MerchantCredentials credentials,
       JsapiServiceExtension jsapi,
       RefundService refunds,
       NotificationParser notifications) {
-    this(credentials, jsapi, refunds, notifications, null);
+    this(credentials, jsapi, refunds, notifications, null, null);
   }
 
   static TenantClients build(MerchantCredentials c, OkHttpClient okHttp, GatewaySettings settings) {
@@ -62,6 +64,12 @@ record TenantClients(
                 .signType("RSA")
                 .build()
             : null;
-    return new TenantClients(c, jsapi, refunds, new NotificationParser(config), partnerJsapi);
+    BillDownloadServiceExtension bills =
+        new BillDownloadServiceExtension.Builder()
+            .httpClient(http)
+            .decryptor(config.createDecryptor())
+            .build();
+    return new TenantClients(
+        c, jsapi, refunds, new NotificationParser(config), partnerJsapi, bills);
   }
 }

@@ -508,7 +508,14 @@ public final class Components implements AutoCloseable {
         pauses,
         compensationJob(settings),
         actions,
-        metrics);
+        metrics,
+        new io.ordertimeout.admin.ReconciliationAdmin(
+            reconciler(),
+            actions,
+            () ->
+                java.time.Instant.ofEpochMilli(time.nowMillis())
+                    .atZone(io.ordertimeout.reconcile.Reconciler.SHANGHAI)
+                    .toLocalDate()));
   }
 
   public Pauses pauses() {
@@ -517,7 +524,23 @@ public final class Components implements AutoCloseable {
 
   /** The scheduled compensation pass's entry point, with {@code settings}. */
   public CompensationJob compensationJob(CompensationSettings settings) {
-    return new CompensationJob(() -> newCompensator(settings), metrics);
+    return compensationJob(settings, io.ordertimeout.reconcile.ReconciliationSettings.defaults());
+  }
+
+  /**
+   * The scheduled compensation pass, ending with the daily reconciliation against the trade bill
+   * (when payments are configured) on {@code reconciliation}'s schedule.
+   */
+  public CompensationJob compensationJob(
+      CompensationSettings settings,
+      io.ordertimeout.reconcile.ReconciliationSettings reconciliation) {
+    return new CompensationJob(
+        () -> newCompensator(settings),
+        metrics,
+        gateway == null
+            ? null
+            : new io.ordertimeout.reconcile.ReconciliationJob(
+                reconciler(), tenants::all, reconciliation, time, metrics));
   }
 
   public OtcConfig config() {
@@ -581,6 +604,13 @@ public final class Components implements AutoCloseable {
 
   public PaymentService payments() {
     return payments;
+  }
+
+  /** The daily reconciliation against the trade bill; null when payments are not configured. */
+  public io.ordertimeout.reconcile.Reconciler reconciler() {
+    return gateway == null
+        ? null
+        : new io.ordertimeout.reconcile.Reconciler(tx, gateway, payments, metrics);
   }
 
   public PrepayService prepays() {

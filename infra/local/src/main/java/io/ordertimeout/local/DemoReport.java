@@ -111,6 +111,14 @@ final class DemoReport {
     return this;
   }
 
+  private DemoReconciliation.Result reconciliation;
+
+  /** Adds the day's reconciliation against the trade bill: its line and its check. */
+  DemoReport withReconciliation(DemoReconciliation.Result result) {
+    this.reconciliation = result;
+    return this;
+  }
+
   DemoScenario.Report build() {
     Map<String, Row> rows = rows();
     List<String> lines = new ArrayList<>();
@@ -163,6 +171,10 @@ final class DemoReport {
               LAG_P99_BOUND_MS);
       lines.addAll(act.lines());
       checks.addAll(act.checks());
+    }
+    if (reconciliation != null) {
+      lines.add(reconciliation.line());
+      checks.add(reconciliation.check());
     }
     return new DemoScenario.Report(lines, outcomes, violations, checks);
   }

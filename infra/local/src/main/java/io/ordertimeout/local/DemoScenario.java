@@ -254,8 +254,10 @@ final class DemoScenario {
     Instant lifeEnd = life.waitUntil();
     progressUntil(
         () -> life.settled(lives) || Instant.now().isAfter(lifeEnd), "life after payment");
+    DemoReconciliation.Result reconciled = DemoReconciliation.run(stack);
     return new DemoReport(stack, settings, orders, calls, views)
         .withLife(life, lives, lockedCoupon, lockedOrderId)
+        .withReconciliation(reconciled)
         .build();
   }
 

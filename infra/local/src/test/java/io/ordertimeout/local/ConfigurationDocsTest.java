@@ -166,6 +166,7 @@ class ConfigurationDocsTest {
     read.add(attempt(() -> OtcConfig.fromEnvironment(env)));
     read.add(attempt(() -> CompensationSettings.fromEnvironment(env)));
     read.add(attempt(() -> RelaySettings.fromEnvironment(env)));
+    read.add(attempt(() -> io.ordertimeout.reconcile.ReconciliationSettings.fromEnvironment(env)));
     return read;
   }
 

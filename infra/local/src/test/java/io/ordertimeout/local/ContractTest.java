@@ -266,6 +266,12 @@ class ContractTest {
     expect(call("POST", "/admin/resume", "{\"job\":\"sweep\"}", true), 200);
     expect(call("POST", "/admin/resume", "{\"job\":1}", false), 400);
     expect(call("POST", "/admin/compensation", null, true), 200);
+    String today = java.time.LocalDate.now(java.time.ZoneId.of("Asia/Shanghai")).toString();
+    expect(call("POST", "/admin/reconciliation", "{\"date\":\"" + today + "\"}", true), 200);
+    expect(call("POST", "/admin/reconciliation", "{}", false), 400);
+    expect(call("POST", "/admin/reconciliation", "{\"date\":1}", false), 400);
+    expect(call("GET", "/admin/reconciliation?date=" + today, null, true), 200);
+    expect(call("GET", "/admin/reconciliation?date=2001-01-01", null, true), 404);
 
     Set<String> driven = new TreeSet<>();
     EXCHANGES.forEach(e -> driven.add(e.routeKey()));

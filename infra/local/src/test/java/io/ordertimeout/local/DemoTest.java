@@ -60,7 +60,8 @@ class DemoTest {
             "due times",
             "life early",
             "life lag",
-            "coupons");
+            "coupons",
+            "reconciliation");
     assertThat(printed.strip()).endsWith("invariants: OK\ndemo: OK");
     assertThat(printed)
         .contains("OK     placed      200 of 200 orders placed")
@@ -85,6 +86,9 @@ class DemoTest {
             "OK     life lag    auto receipt p99 [0-9]+ ms, auto complete p99 [0-9]+ ms,"
                 + " coupon expiry p99 [0-9]+ ms")
         .contains("OK     coupons     16 of 16 coupons as planned")
+        .containsPattern("OK     reconciliation [1-9][0-9]* bill lines, 0 flags")
+        .containsPattern(
+            "reconciliation against the trade bill of [0-9-]+: [1-9][0-9]* lines, .*, 0 flags")
         .containsPattern("  plan (CONFIRM|AUTO_RECEIVE|EXTEND|AFTER_SALE|STAY_PAID) +[1-9]")
         .containsPattern("  received by AUTO +([1-9][0-9]*) / \\1");
   }

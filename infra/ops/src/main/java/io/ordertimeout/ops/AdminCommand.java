@@ -43,9 +43,11 @@ public final class AdminCommand {
   static final String NAME = "admin";
 
   private static final Set<String> VALUE_FLAGS =
-      Set.of("api", "region", "profile", "status", "tenant", "order", "type", "limit", "reason");
+      Set.of(
+          "api", "region", "profile", "status", "tenant", "order", "type", "limit", "reason",
+          "date");
   private static final Set<String> SWITCHES =
-      Set.of("all", "filter", "wechat", "disown-trade", "json");
+      Set.of("all", "filter", "wechat", "disown-trade", "json", "show");
 
   /** Flags every operation takes: where the API is, and the output's form. */
   private static final Set<String> TRANSPORT = Set.of("api", "region", "profile", "json");
@@ -94,6 +96,12 @@ public final class AdminCommand {
         new Op("pause sweep|consumer|all --reason TEXT", "stop the job's closes (no deploy)"));
     OPS.put("resume", new Op("resume sweep|consumer|all", "let the job close again"));
     OPS.put("compensate", new Op("compensate", "run a compensation pass now, print its report"));
+    OPS.put(
+        "reconcile",
+        new Op(
+            "reconcile --date YYYY-MM-DD [--tenant T] [--show]",
+            "reconcile the day against WeChat's trade bill now and print its report (--show: the"
+                + " stored report only)"));
   }
 
   /** A request of the admin API: method, path with query, JSON body or null. */
@@ -258,6 +266,20 @@ public final class AdminCommand {
         args.allow();
         args.expect(0);
         yield new Call("POST", "/admin/compensation", "{}");
+      }
+      case "reconcile" -> {
+        args.allow("date", "tenant", "show");
+        args.expect(0);
+        String date = args.required("date");
+        if (args.flags().containsKey("show")) {
+          yield new Call(
+              "GET",
+              "/admin/reconciliation" + query("date", date, "tenantId", args.flag("tenant")),
+              null);
+        }
+        ObjectNode body = JSON.createObjectNode().put("date", date);
+        Optional.ofNullable(args.flag("tenant")).ifPresent(t -> body.put("tenantId", t));
+        yield new Call("POST", "/admin/reconciliation", body.toString());
       }
       default -> throw new UsageException("unknown operation '" + args.op() + "'");
     };

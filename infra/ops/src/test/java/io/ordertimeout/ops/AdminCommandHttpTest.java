@@ -111,6 +111,14 @@ class AdminCommandHttpTest {
         .isEqualTo(new AdminCommand.Call("POST", "/admin/resume", "{\"job\":\"sweep\"}"));
     assertThat(call("compensate"))
         .isEqualTo(new AdminCommand.Call("POST", "/admin/compensation", "{}"));
+    assertThat(call("reconcile", "--date", "2026-12-03", "--tenant", "shop-a"))
+        .isEqualTo(
+            new AdminCommand.Call(
+                "POST",
+                "/admin/reconciliation",
+                "{\"date\":\"2026-12-03\",\"tenantId\":\"shop-a\"}"));
+    assertThat(call("reconcile", "--date", "2026-12-03", "--show"))
+        .isEqualTo(new AdminCommand.Call("GET", "/admin/reconciliation?date=2026-12-03", null));
   }
 
   @Test
@@ -233,7 +241,9 @@ class AdminCommandHttpTest {
               "pauses",
               "pause",
               "resume",
-              "compensate");
+              "compensate",
+              "reconcile");
+      assertThat(admin(endpoints, "reconcile").exit()).as("reconcile without --date").isEqualTo(2);
     }
   }
 

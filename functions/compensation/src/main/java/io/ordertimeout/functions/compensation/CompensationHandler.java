@@ -5,14 +5,17 @@ import io.ordertimeout.aws.ScheduledHandler;
 import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationReport;
 import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.reconcile.ReconciliationSettings;
 import io.ordertimeout.wiring.Components;
 import java.util.Map;
 
 /**
  * compensation: invoked by an EventBridge schedule every 5 minutes, it runs one reconciliation pass
  * of MySQL against Redis and WeChat (see io.ordertimeout.compensation.Compensator) and answers the
- * pass's report as JSON, stopping early (its report's {@code skipped}) when the invocation's
- * remaining time runs short; the same report is logged as one JSON line and published as metrics.
+ * pass's report as JSON (the pass ends with the daily reconciliation against WeChat's trade bill,
+ * io.ordertimeout.reconcile.ReconciliationJob, once a day's bill is published), stopping early (its
+ * report's {@code skipped}) when the invocation's remaining time runs short; the same report is
+ * logged as one JSON line and published as metrics.
  */
 public final class CompensationHandler extends ScheduledHandler {
   private final CompensationJob job;
@@ -38,6 +41,8 @@ public final class CompensationHandler extends ScheduledHandler {
   private static final class Init {
     static final CompensationJob JOB =
         Components.fromEnvironment()
-            .compensationJob(CompensationSettings.fromEnvironment(System.getenv()));
+            .compensationJob(
+                CompensationSettings.fromEnvironment(System.getenv()),
+                ReconciliationSettings.fromEnvironment(System.getenv()));
   }
 }

@@ -171,7 +171,7 @@ final class ApiHandler implements HttpHandler {
    * mchid=..,nonce_str=..,timestamp=..,serial_no=..,signature=.." over
    * "METHOD\nURL\nTIMESTAMP\nNONCE\nBODY\n"; answers null when valid, else the reason.
    */
-  private String authenticate(HttpExchange exchange, String body) {
+  String authenticate(HttpExchange exchange, String body) {
     String header = exchange.getRequestHeaders().getFirst("Authorization");
     if (header == null || !header.startsWith(NotificationBuilder.SIGNATURE_TYPE + " ")) {
       return "Authorization header missing or not " + NotificationBuilder.SIGNATURE_TYPE;
@@ -221,7 +221,7 @@ final class ApiHandler implements HttpHandler {
    * Signs "TIMESTAMP\nNONCE\nBODY\n" and sends. The JDK server rewrites header names to
    * "Wechatpay-timestamp" style on the wire; see the class comment of WeChatPaySimulator.
    */
-  private void send(HttpExchange exchange, ApiAnswer answer) throws IOException {
+  void send(HttpExchange exchange, ApiAnswer answer) throws IOException {
     String timestamp = String.valueOf(clock.instant().getEpochSecond());
     String nonce = WeChatCrypto.nonce(32);
     PrivateKey key = simulator.platformPrivateKey();

@@ -324,6 +324,14 @@ final class TradeBook {
     trade.state = TradeState.NOTPAY;
   }
 
+  /** Reads the trades and the refunds under the book's lock (TradeBills builds a day's bill). */
+  synchronized <T> T read(
+      java.util.function.BiFunction<
+              java.util.Collection<SimulatedTrade>, java.util.Collection<ObjectNode>, T>
+          reader) {
+    return reader.apply(trades.values(), refunds.values());
+  }
+
   synchronized Optional<String> notifyUrl(String outTradeNo) {
     return Optional.ofNullable(trades.get(outTradeNo)).map(t -> t.notifyUrl);
   }

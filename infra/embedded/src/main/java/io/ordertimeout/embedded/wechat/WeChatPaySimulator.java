@@ -78,6 +78,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private volatile boolean followNotifyUrl;
   private final NotificationControls notices = new NotificationControls();
   private final SubMerchants subMerchants;
+  private final TradeBills bills;
 
   /** Late payments of each trade, in the order they were asked for; guarded by itself. */
   private final Map<String, List<LatePayment>> latePayments = new HashMap<>();
@@ -114,7 +115,11 @@ public final class WeChatPaySimulator implements AutoCloseable {
               return t;
             });
     server.setExecutor(httpThreads);
-    server.createContext("/", new ApiHandler(this, book, subMerchants, clock));
+    ApiHandler api = new ApiHandler(this, book, subMerchants, clock);
+    server.createContext("/", api);
+    this.bills = new TradeBills(this, book, api, clock);
+    server.createContext(TradeBills.TRADEBILL_PATH, bills);
+    server.createContext(TradeBills.DOWNLOAD_PATH, bills);
     // the longest matching prefix wins, and no WeChat API path starts with /_sim
     server.createContext(ControlHandler.PREFIX, new ControlHandler(this));
     server.start();
@@ -216,6 +221,11 @@ public final class WeChatPaySimulator implements AutoCloseable {
   }
 
   // ---- trade controls ----
+
+  /** The trade bills this simulator serves, and the control that plants one. */
+  public TradeBills tradeBills() {
+    return bills;
+  }
 
   /**
    * The payer pays: trade_state becomes SUCCESS (transaction_id, success_time, payer openid) and a
