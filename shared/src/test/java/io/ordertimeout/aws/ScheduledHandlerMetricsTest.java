@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.ordertimeout.metrics.MetricNames;
 import io.ordertimeout.metrics.Metrics;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -15,10 +16,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
- * A scheduled function's metrics reach CloudWatch while it runs, not only when it ends: a 12 s run
- * that is killed before its end (its last lines never written, as at a Lambda timeout) has still
- * published its first 10 s. At the real 10 s interval, through the handler base every scheduled
- * function extends.
+ * A scheduled function's metrics reach CloudWatch while it runs, not only when it ends: a run of
+ * one interval and 2 s that is killed before its end (its last lines never written, as at a Lambda
+ * timeout) has still published its first interval. Through the handler base every scheduled
+ * function extends, at a 2 s interval instead of the functions' 10 s (the same slack around it as
+ * at 10 s: 500 ms before, 1.5 s after); the functions' interval is checked on its own.
  */
 class ScheduledHandlerMetricsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -28,17 +30,23 @@ class ScheduledHandlerMetricsTest {
   private final AtomicBoolean alive = new AtomicBoolean(true);
   private final List<Long> recordedAt = Collections.synchronizedList(new ArrayList<>());
 
-  /** Records a pass every 50 ms for 12 s; "killed" after 11.5 s: stdout writes nothing more. */
+  /** The flush interval of the run below (the functions': {@link EmfFlusher#INTERVAL}, 10 s). */
+  private static final long INTERVAL_MILLIS = 2_000;
+
+  /**
+   * Records a pass every 50 ms for the interval and 2 s; "killed" 1.5 s after the interval: stdout
+   * writes nothing more.
+   */
   private final class LongLoop extends ScheduledHandler {
     LongLoop() {
-      super(metrics);
+      super(metrics, Duration.ofMillis(INTERVAL_MILLIS));
     }
 
     @Override
     protected String handle(Map<String, Object> event, Context context) {
       long start = System.currentTimeMillis();
-      while (System.currentTimeMillis() - start < 12_000) {
-        if (System.currentTimeMillis() - start > 11_500) {
+      while (System.currentTimeMillis() - start < INTERVAL_MILLIS + 2_000) {
+        if (System.currentTimeMillis() - start > INTERVAL_MILLIS + 1_500) {
           alive.set(false);
         }
         recordedAt.add(System.currentTimeMillis());
@@ -54,8 +62,27 @@ class ScheduledHandlerMetricsTest {
     }
   }
 
+  /** A scheduled function of the product: the base's one-argument constructor. */
+  private static final class Function extends ScheduledHandler {
+    Function() {
+      super(new Metrics());
+    }
+
+    @Override
+    protected String handle(Map<String, Object> event, Context context) {
+      return "{}";
+    }
+  }
+
   @Test
-  void aRunKilledBeforeItsEndHasPublishedItsFirstTenSeconds() throws Exception {
+  void everyScheduledFunctionFlushesEveryTenSeconds() {
+    assertThat(new Function().flushEvery())
+        .isEqualTo(EmfFlusher.INTERVAL)
+        .isEqualTo(Duration.ofSeconds(10));
+  }
+
+  @Test
+  void aRunKilledBeforeItsEndHasPublishedItsFirstInterval() throws Exception {
     Invocation.publishTo(
         metrics,
         line -> {
@@ -76,9 +103,9 @@ class ScheduledHandlerMetricsTest {
         stamps.add(doc.at("/_aws/Timestamp").asLong());
       }
     }
-    long firstTenSeconds = recordedAt.stream().filter(t -> t < start + 9_500).count();
+    long firstInterval = recordedAt.stream().filter(t -> t < start + INTERVAL_MILLIS - 500).count();
     assertThat(stamps).as("flushes before the kill").isNotEmpty();
-    assertThat(stamps.get(0) - start).isBetween(9_500L, 11_500L);
-    assertThat(flushed).isGreaterThanOrEqualTo(firstTenSeconds).isLessThan(recordedAt.size());
+    assertThat(stamps.get(0) - start).isBetween(INTERVAL_MILLIS - 500, INTERVAL_MILLIS + 1_500);
+    assertThat(flushed).isGreaterThanOrEqualTo(firstInterval).isLessThan(recordedAt.size());
   }
 }

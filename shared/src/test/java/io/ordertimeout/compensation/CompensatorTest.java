@@ -67,11 +67,13 @@ class CompensatorTest {
     for (int s = 0; s < 10; s++) {
       stack.seedSku("sku-" + s, 10_000);
     }
+    // due in 10 s: placing and compensating take ~4 s on a loaded 2-core machine, so the
+    // deadlines are still ahead when the sweep starts, and it must wait for them
     List<String> ids =
         stack.bulkPlace(
             "flush",
             10_000,
-            Duration.ofSeconds(20),
+            Duration.ofSeconds(10),
             i -> new OrderItem("sku-" + i % 10, 1 + i % 2));
     long deadline = stack.app().timers().deadlineOf(TenantIds.DEFAULT, ids.get(0)).orElseThrow();
     flushThisTestsKeys();

@@ -37,13 +37,15 @@ class SweepHandOverTest {
 
   @Test
   void aRunEndsOnceTheRunStartedAfterItHoldsTheShardsAndNoOrderWaitsMeanwhile() throws Exception {
-    // Arrange: run a sweeps with 40 s left; 10 orders are due every 100 ms from t0 to t0 + 2.9 s
+    // Arrange: run a sweeps with 40 s left; 10 orders are due every 100 ms from t0 to t0 + 2.9 s,
+    // t0 4 s ahead (seeding them takes under a second on a loaded 2-core machine)
     stack = TestStack.create("sweep-hand-over");
     stack.seedSku("sku-h", 1_000);
     TimeoutSweeper a = stack.app().newSweeper();
+    long aStarted = System.currentTimeMillis();
     CompletableFuture<SweepStats> runA =
         CompletableFuture.supplyAsync(() -> a.run(invocationOf(40_000)), THREADS);
-    long t0 = System.currentTimeMillis() + 8_000;
+    long t0 = aStarted + 4_000;
     for (int step = 0; step < 30; step++) {
       long dueIn = t0 + 100L * step - System.currentTimeMillis();
       stack.bulkPlace(
@@ -79,7 +81,9 @@ class SweepHandOverTest {
           "sweep hand-over: run a ended %d ms after run b started (a swept %d ms, closed %d);"
               + " max close lag %d ms%n",
           handOverMillis, sa.durationMillis(), sa.closed(), maxLag);
-      assertThat(sa.durationMillis()).isBetween(9_000L, 25_000L);
+      // b started 5.5 s after a: a ran past that (less 500 ms of slack), and ended within 15.5 s
+      long bStartedAfterA = t0 + 1_500 - aStarted;
+      assertThat(sa.durationMillis()).isBetween(bStartedAfterA - 500, bStartedAfterA + 15_500);
       assertThat(sa.closed()).isPositive();
       // generous: on a loaded 2-core machine a close waits for CPU, not for a sweeper
       assertThat(maxLag).isLessThan(3_000);

@@ -55,7 +55,7 @@ public final class TestStack implements AutoCloseable {
   /** {@code tweak} adjusts the configuration; {@code time} replaces Redis TIME (null keeps it). */
   public static TestStack create(String hint, UnaryOperator<OtcConfig> tweak, TimeSource time) {
     EmbeddedServers servers = EmbeddedServers.get();
-    String schema = servers.createSchema(hint);
+    String schema = MigratedSchema.create(servers, hint);
     OtcConfig config = tweak.apply(testConfig(servers, schema, servers.newKeyPrefix(hint)));
     return new TestStack(servers, schema, new Components(config, time));
   }
@@ -67,7 +67,7 @@ public final class TestStack implements AutoCloseable {
    */
   public static TestStack withWeChat(String hint, WeChatPaySimulator wechat, Duration readTimeout) {
     EmbeddedServers servers = EmbeddedServers.get();
-    String schema = servers.createSchema(hint);
+    String schema = MigratedSchema.create(servers, hint);
     OtcConfig config = testConfig(servers, schema, servers.newKeyPrefix(hint));
     return new TestStack(
         servers, schema, new Components(config, null, gatewayFor(wechat, readTimeout)));
@@ -110,7 +110,7 @@ public final class TestStack implements AutoCloseable {
       TimeSource time,
       PaymentGateway gateway) {
     EmbeddedServers servers = EmbeddedServers.get();
-    String schema = servers.createSchema(hint);
+    String schema = MigratedSchema.create(servers, hint);
     Map<String, String> env =
         tweak.apply(testEnvironment(servers, schema, servers.newKeyPrefix(hint)));
     return new TestStack(
@@ -129,7 +129,7 @@ public final class TestStack implements AutoCloseable {
   /** A stack with {@code urlOptions} appended to its JDBC URL; {@code gateway} may be null. */
   public static TestStack withUrlOptions(String hint, String urlOptions, PaymentGateway gateway) {
     EmbeddedServers servers = EmbeddedServers.get();
-    String schema = servers.createSchema(hint);
+    String schema = MigratedSchema.create(servers, hint);
     Map<String, String> env = testEnvironment(servers, schema, servers.newKeyPrefix(hint));
     String url = env.get("OTC_MYSQL_URL");
     env.put("OTC_MYSQL_URL", url + (url.contains("?") ? "&" : "?") + urlOptions);
@@ -188,7 +188,10 @@ public final class TestStack implements AutoCloseable {
         other.servers, other.schema, new Components(base.config(), skewed, base.gateway()));
   }
 
-  /** Defaults for tests: a bigger pool, 4 shards, quick polls and no invocation margin. */
+  /**
+   * Defaults for tests: a bigger pool, 4 shards, quick polls, short blocking reads and no
+   * invocation margin.
+   */
   public static OtcConfig testConfig(EmbeddedServers servers, String schema, String keyPrefix) {
     return OtcConfig.fromEnvironment(testEnvironment(servers, schema, keyPrefix));
   }
@@ -204,6 +207,9 @@ public final class TestStack implements AutoCloseable {
     env.put("OTC_KEY_PREFIX", keyPrefix);
     env.put("OTC_TIMER_SHARDS", "4");
     env.put("OTC_SWEEP_POLL_MS", "20");
+    // a consumer's blocking read waits 100 ms for new entries, not the production 1 s: a redelivery
+    // (idle past the visibility, XAUTOCLAIMed at the next pass) and terminate() wait on it
+    env.put("OTC_STREAM_BLOCK_MS", "100");
     env.put("OTC_INVOCATION_MARGIN_MS", "0");
     env.put("OTC_MIGRATE_ON_START", "true");
     return env;

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -136,15 +137,44 @@ class ConfigRevisionTemplateTest {
     return m.group(1);
   }
 
+  /**
+   * Translations already made in this JVM, by template text and parameters: five tests translate
+   * the template as it is, and one translation is a python process of about a second.
+   */
+  private static final Map<String, Map<String, String>> TRANSLATED = new ConcurrentHashMap<>();
+
+  /** Whether python3 with aws-sam-translator is here; null until first asked. */
+  private static Boolean translatorChecked;
+
   /** Function logical id -> the logical id of the version its live alias points at. */
   private static Map<String, String> versions(Path template, String... parameters)
       throws Exception {
     Path python = TemplateProductionTest.onPath("python3");
     assumeTrue(python != null, "python3 is not on the PATH: SAM translation skipped");
     assumeTrue(
-        TemplateProductionTest.run(ROOT, python.toString(), "-c", "import samtranslator").code()
-            == 0,
+        translatorInstalled(python),
         "aws-sam-translator is not installed (pip install cfn-lint brings it): skipped");
+    String key =
+        Files.readString(template, StandardCharsets.UTF_8) + "\0" + String.join("\0", parameters);
+    Map<String, String> known = TRANSLATED.get(key);
+    if (known == null) {
+      known = translate(python, template, parameters);
+      TRANSLATED.put(key, known);
+    }
+    return new TreeMap<>(known);
+  }
+
+  private static synchronized boolean translatorInstalled(Path python) throws Exception {
+    if (translatorChecked == null) {
+      translatorChecked =
+          TemplateProductionTest.run(ROOT, python.toString(), "-c", "import samtranslator").code()
+              == 0;
+    }
+    return translatorChecked;
+  }
+
+  private static Map<String, String> translate(Path python, Path template, String... parameters)
+      throws Exception {
     List<String> command = new ArrayList<>();
     command.add(python.toString());
     command.add(TemplateProductionTest.tool("sam_translate.py").toString());
