@@ -41,6 +41,10 @@ import okhttp3.OkHttpClient;
  * {@link PaymentGateway} on wechatpay-java in public key mode. Build one per execution environment
  * (in a handler's static init): tenants' SDK clients are created on first use and cached, and all
  * share one OkHttp connection pool.
+ *
+ * <p>Over 300 lines: one method per WeChat call (prepay, query, close, refund, refund query, the
+ * trade bill's download and digest check) with its SDK request and answer mapping, kept in the one
+ * class that translates the SDK's exceptions.
  */
 public final class WeChatPayGateway implements PaymentGateway {
 
