@@ -47,6 +47,10 @@ import org.slf4j.LoggerFactory;
  * is recorded once per merchant and day (the UNIQUE key of reconciliation_lines): the first run
  * flags it, later runs of the other tenants find it recorded. Once recorded, a line's category
  * stands, so a re-run of the day changes nothing and reports the same counts.
+ *
+ * <p>Over 300 lines: one run's state and its three steps (the lines, the paid orders without a
+ * line, the report) read together, since each category is decided in one place and counted in
+ * another; the SQL of the tables lives in ReconciliationStore, TradeOwners and RecordedRefunds.
  */
 public final class Reconciler {
   private static final Logger log = LoggerFactory.getLogger(Reconciler.class);

@@ -91,6 +91,11 @@ final class ReconciliationStore {
     }
   }
 
+  /**
+   * Stores the run's report: an UPDATE of the day's row (runs + 1 always changes it, so its count
+   * is 1 whatever useAffectedRows says), else an INSERT; a concurrent run's INSERT in between makes
+   * the INSERT a duplicate, and the UPDATE then finds the row. Answers the runs so far.
+   */
   static int saveReport(
       Connection c,
       String tenantId,
@@ -100,19 +105,24 @@ final class ReconciliationStore {
       Map<String, Long> counts,
       long flags)
       throws SQLException {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "INSERT INTO reconciliation_reports (tenant_id, bill_date, mchid, bill_lines, counts,"
-                + " flags) VALUES (?,?,?,?,?,?) ON DUPLICATE KEY UPDATE mchid = VALUES(mchid),"
-                + " bill_lines = VALUES(bill_lines), counts = VALUES(counts),"
-                + " flags = VALUES(flags), runs = runs + 1, last_run_at = NOW(3)")) {
-      ps.setString(1, tenantId);
-      ps.setString(2, day.toString());
-      ps.setString(3, mchid);
-      ps.setLong(4, billLines);
-      ps.setString(5, Json.write(counts));
-      ps.setLong(6, flags);
-      ps.executeUpdate();
+    if (updateReport(c, tenantId, day, mchid, billLines, counts, flags) == 0) {
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "INSERT INTO reconciliation_reports (tenant_id, bill_date, mchid, bill_lines,"
+                  + " counts, flags) VALUES (?,?,?,?,?,?)")) {
+        ps.setString(1, tenantId);
+        ps.setString(2, day.toString());
+        ps.setString(3, mchid);
+        ps.setLong(4, billLines);
+        ps.setString(5, Json.write(counts));
+        ps.setLong(6, flags);
+        ps.executeUpdate();
+      } catch (SQLIntegrityConstraintViolationException e) {
+        if (e.getErrorCode() != DUPLICATE_KEY) {
+          throw e;
+        }
+        updateReport(c, tenantId, day, mchid, billLines, counts, flags);
+      }
     }
     try (PreparedStatement ps =
         c.prepareStatement(
@@ -123,6 +133,29 @@ final class ReconciliationStore {
         rs.next();
         return rs.getInt("runs");
       }
+    }
+  }
+
+  private static int updateReport(
+      Connection c,
+      String tenantId,
+      LocalDate day,
+      String mchid,
+      long billLines,
+      Map<String, Long> counts,
+      long flags)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "UPDATE reconciliation_reports SET mchid = ?, bill_lines = ?, counts = ?, flags = ?,"
+                + " runs = runs + 1, last_run_at = NOW(3) WHERE tenant_id = ? AND bill_date = ?")) {
+      ps.setString(1, mchid);
+      ps.setLong(2, billLines);
+      ps.setString(3, Json.write(counts));
+      ps.setLong(4, flags);
+      ps.setString(5, tenantId);
+      ps.setString(6, day.toString());
+      return ps.executeUpdate();
     }
   }
 

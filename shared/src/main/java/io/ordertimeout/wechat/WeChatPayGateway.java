@@ -43,8 +43,9 @@ import okhttp3.OkHttpClient;
  * share one OkHttp connection pool.
  *
  * <p>Over 300 lines: one adapter per WeChat call (prepay, query, close, refund, refund query, the
- * payment and refund notifications), each a request mapping and an answer translation around the
- * one {@code call()} that turns SDK failures into the port's exceptions.
+ * payment and refund notifications, the trade bill's download and digest check), each a request
+ * mapping and an answer translation around the one {@code call()} that turns SDK failures into the
+ * port's exceptions.
  */
 public final class WeChatPayGateway implements PaymentGateway {
 
