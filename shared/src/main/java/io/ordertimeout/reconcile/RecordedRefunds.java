@@ -13,9 +13,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The refunds this system recorded, by out_refund_no, for matching the bill's REFUND lines: today
- * the paid-after-close refunds (table paid_after_close). Kept in one place so that another table of
- * refunds adds one query here.
+ * The refunds this system asked WeChat for, by out_refund_no, for matching the bill's REFUND lines:
+ * table refunds, where every refund is written before WeChat is called, whatever its purpose.
  */
 final class RecordedRefunds {
   /** A refund recorded for one of the tenant's orders. */
@@ -31,7 +30,7 @@ final class RecordedRefunds {
       return out;
     }
     String sql =
-        "SELECT order_id, out_refund_no, amount_fen FROM paid_after_close"
+        "SELECT order_id, out_refund_no, amount_fen FROM refunds"
             + " WHERE tenant_id = ? AND out_refund_no IN (%s)";
     for (List<String> part : Statements.inLists(sql, new ArrayList<>(outRefundNos))) {
       try (PreparedStatement ps =
