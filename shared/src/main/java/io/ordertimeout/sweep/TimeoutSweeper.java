@@ -56,6 +56,12 @@ public final class TimeoutSweeper {
    */
   static final long END_RESERVE_MILLIS = 1_000;
 
+  /**
+   * The shortest time from the start of a pass that claimed orders to the start of the next one, as
+   * a share of the poll ({@link #gatherMillis}).
+   */
+  static final int GATHER_SHARE_OF_POLL = 4;
+
   /** Each other deadline kind's claim budget per shard and pass (config.DeadlineSettings). */
   public static final int DEFAULT_KIND_BATCH = 200;
 
@@ -77,6 +83,9 @@ public final class TimeoutSweeper {
   private final ClaimedCloser claimedCloser;
 
   private final NextDeadlines nextDue;
+
+  /** {@link #gatherMillis} of the settings' poll. */
+  private final long gather;
 
   /** Whether the last pass took its full limit from some shard, i.e. more may be due already. */
   private volatile boolean lastPassFull;
@@ -178,6 +187,7 @@ public final class TimeoutSweeper {
     this.metrics = metrics;
     this.settings = settings;
     this.nextDue = new NextDeadlines(timers, settings.poll());
+    this.gather = gatherMillis(settings.poll());
     this.claimedCloser = new ClaimedCloser(closer, events, metrics);
   }
 
@@ -206,6 +216,7 @@ public final class TimeoutSweeper {
           new PollingLoop.Work() {
             @Override
             public long pass() {
+              long passStarted = System.nanoTime();
               held.refresh();
               if (held.handedOver()) {
                 log.info(
@@ -216,10 +227,17 @@ public final class TimeoutSweeper {
               int claimed =
                   TimeoutSweeper.this.pass(held.held(), tenants, counters, closers, budget);
               counters.passes.incrementAndGet();
-              // Nothing more is due now: another pass would only cost a claim per shard.
-              return claimed == 0 || !lastPassFull
-                  ? budget.cap(nextDue.waitMillis(held.held(), tenants, time.nowMillis()))
-                  : 0;
+              if (claimed > 0 && lastPassFull) {
+                return 0;
+              }
+              // Nothing more is due now: another pass would only cost a claim per shard. After a
+              // pass that claimed, the next one gathers for a while (gatherMillis) even when a
+              // deadline is due sooner.
+              long wait = nextDue.waitMillis(held.held(), tenants, time.nowMillis());
+              if (claimed > 0) {
+                wait = Math.max(wait, gather - (System.nanoTime() - passStarted) / 1_000_000);
+              }
+              return budget.cap(wait);
             }
 
             @Override
@@ -245,6 +263,21 @@ public final class TimeoutSweeper {
       closers.close(Math.max(0, remainingMillis.getAsLong() - endReserveMillis()));
     }
     return counters.stats(held.held().size(), (System.nanoTime() - started) / 1_000_000);
+  }
+
+  /**
+   * How long after the start of a pass that claimed orders (but not a full batch) the next pass
+   * starts at the earliest, even when a deadline is due sooner: a quarter of the poll, 12 ms at the
+   * default 50 ms. In steady traffic some shard always has a deadline a millisecond or two away, so
+   * a sweep that woke at the earliest one started its next pass as soon as the last one ended
+   * (bench S1, full size: 7,663 passes of 21 orders in its minute), and each pass cost a claim per
+   * shard, a closing transaction of ~9 statements and a ZREM per shard after its commit. Gathering
+   * makes the passes fewer and their transactions larger. It never lets a deadline be missed, only
+   * claimed later, by at most this: the wait stays bounded by the poll, the leases, the hand-over
+   * and the time budget are untouched, and a full pass (a backlog) still goes on at once.
+   */
+  static long gatherMillis(Duration poll) {
+    return poll.toMillis() / GATHER_SHARE_OF_POLL;
   }
 
   /** A lease token carrying this run's start on Redis' clock (the host's if Redis is down). */
