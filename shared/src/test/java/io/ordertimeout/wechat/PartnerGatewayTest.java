@@ -173,7 +173,13 @@ class PartnerGatewayTest {
     assertThat(refund.refundFen()).isEqualTo(880);
     assertThat(provider.subMerchants().trade(SUB_A, outTradeNo).orElseThrow().refundedFen())
         .isEqualTo(880);
-    assertThat(gateway.queryRefund(SHOP_A, outRefundNo).status()).isEqualTo(RefundStatus.SUCCESS);
+    // accepted as PROCESSING; WeChat settles it a while later (the simulator: 200 ms)
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(gateway.queryRefund(SHOP_A, outRefundNo).status())
+                    .isEqualTo(RefundStatus.SUCCESS));
     assertThat(gateway.queryRefund(SHOP_B, outRefundNo).status()).isEqualTo(RefundStatus.NOT_FOUND);
   }
 

@@ -36,12 +36,27 @@ import java.util.concurrent.ConcurrentHashMap;
  * the webhook URL; the per-trade notification controls (lose, copies, delay) are the direct
  * trades'.
  */
-public final class SubMerchants {
+public final class SubMerchants implements AutoCloseable {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final WeChatPaySimulator simulator;
   private final Clock clock;
   private final Map<String, SubMerchant> bySubMchid = new ConcurrentHashMap<>();
+
+  /**
+   * A sub-merchant's refund is PROCESSING when the create call answers and SUCCESS this long after,
+   * as a direct merchant's is (RefundDesk); its outcome is learnt by query: a sub-merchant tenant's
+   * refunds name no notify_url of their own.
+   */
+  private static final Duration REFUND_SETTLES_AFTER = Duration.ofMillis(200);
+
+  private final java.util.concurrent.ScheduledExecutorService refundSettler =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "wechatpay-sim-partner-refunds");
+            t.setDaemon(true);
+            return t;
+          });
 
   private record SubMerchant(String subMchid, String subAppid, String payerAppid, TradeBook book) {}
 
@@ -62,7 +77,24 @@ public final class SubMerchants {
     String appidOfPayer = subAppid == null ? simulator.appid() : subAppid;
     bySubMchid.computeIfAbsent(
         subMchid,
-        s -> new SubMerchant(s, subAppid, appidOfPayer, new TradeBook(s, appidOfPayer, clock)));
+        s ->
+            new SubMerchant(
+                s, subAppid, appidOfPayer, settlingRefunds(new TradeBook(s, appidOfPayer, clock))));
+  }
+
+  private TradeBook settlingRefunds(TradeBook book) {
+    book.onRefundCreated(
+        (outRefundNo, notifyUrl) ->
+            refundSettler.schedule(
+                () -> book.settleRefund(outRefundNo, "SUCCESS"),
+                REFUND_SETTLES_AFTER.toMillis(),
+                java.util.concurrent.TimeUnit.MILLISECONDS));
+    return book;
+  }
+
+  @Override
+  public void close() {
+    refundSettler.shutdownNow();
   }
 
   /**

@@ -683,6 +683,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     server.stop(0);
     payer.shutdownNow();
     refundDesk.close();
+    subMerchants.close();
     sender.close();
     httpThreads.shutdownNow();
   }
