@@ -254,11 +254,51 @@ final class DemoScenario {
     Instant lifeEnd = life.waitUntil();
     progressUntil(
         () -> life.settled(lives) || Instant.now().isAfter(lifeEnd), "life after payment");
-    DemoReconciliation.Result reconciled = DemoReconciliation.run(stack);
+    String lost = plantLostNotification();
+    DemoReconciliation.Result reconciled = DemoReconciliation.run(stack, lost);
     return new DemoReport(stack, settings, orders, calls, views)
         .withLife(life, lives, lockedCoupon, lockedOrderId)
         .withReconciliation(reconciled)
         .build();
+  }
+
+  /**
+   * One payment whose every notification WeChat loses, just before the day is reconciled: an order
+   * with a 15-minute deadline, prepaid and paid at the simulator. No per-order path can have seen
+   * the payment yet (compensation asks WeChat about a prepaid order only once its prepay is a
+   * minute old, the sweep only at its deadline), so the trade bill is what must find it. Its id is
+   * outside the demo's tag, so the report's per-order checks leave it to the reconciliation's.
+   */
+  private String plantLostNotification() {
+    String orderId = tag + "lost";
+    ObjectNode body =
+        Json.object()
+            .put("orderId", orderId)
+            .put("userId", DemoCatalog.user(0))
+            .put("timeoutSeconds", 900)
+            .put("amountFen", 1_000L);
+    body.putArray("items").addObject().put("skuId", DemoCatalog.sku(0)).put("quantity", 1);
+    HttpResponse<String> placed = post("/orders", Json.write(body), "lost payment: place");
+    HttpResponse<String> prepaid =
+        post(
+            "/orders/" + orderId + "/prepay",
+            Json.write(Json.object().put("openId", "oDemoPayerLost")),
+            "lost payment: prepay");
+    if (placed.statusCode() != 201 || prepaid.statusCode() != 200) {
+      throw new IllegalStateException(
+          "the lost notification's order was refused: place "
+              + placed.statusCode()
+              + describe(placed)
+              + ", prepay "
+              + prepaid.statusCode()
+              + describe(prepaid));
+    }
+    // the binding's out_trade_no is the order id: no other order of the merchant holds it
+    // WeChat's first attempt and its 15 retries, all lost
+    stack.simulator().loseNotifications(orderId, 16);
+    stack.simulator().pay(orderId);
+    out.printf("lost notification planted: %s paid at WeChat, never notified%n", orderId);
+    return orderId;
   }
 
   /** This demo's PAID orders once the first act is over. */

@@ -86,7 +86,9 @@ class DemoTest {
             "OK     life lag    auto receipt p99 [0-9]+ ms, auto complete p99 [0-9]+ ms,"
                 + " coupon expiry p99 [0-9]+ ms")
         .contains("OK     coupons     16 of 16 coupons as planned")
-        .containsPattern("OK     reconciliation [1-9][0-9]* bill lines, 0 flags")
+        .containsPattern(
+            "OK     reconciliation [1-9][0-9]* bill lines, 0 flags, the lost notification applied")
+        .containsPattern("lost notification of d[0-9a-f]+lost: found by the bill, order PAID")
         .containsPattern(
             "reconciliation against the trade bill of [0-9-]+: [1-9][0-9]* lines, .*, 0 flags")
         .containsPattern("  plan (CONFIRM|AUTO_RECEIVE|EXTEND|AFTER_SALE|STAY_PAID) +[1-9]")
