@@ -240,6 +240,11 @@ public final class SubMerchants {
         .orElse(simulator.sender().webhookUrl());
   }
 
+  /** The trade book of sub-merchant {@code subMchid}; empty when it is not registered. */
+  Optional<TradeBook> book(String subMchid) {
+    return Optional.ofNullable(bySubMchid.get(subMchid)).map(SubMerchant::book);
+  }
+
   private SubMerchant require(String subMchid) {
     SubMerchant sub = bySubMchid.get(subMchid);
     if (sub == null) {
