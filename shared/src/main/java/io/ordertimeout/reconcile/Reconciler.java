@@ -172,7 +172,9 @@ public final class Reconciler {
             tenantId.equals(recorded.tenantId()) ? recorded.category() : LineCategory.OTHER_TENANT);
         return;
       }
-      if (!mchid.equals(line.mchid())) {
+      // a sub-merchant tenant's mchid is its sub_mchid: its lines carry it in 特约商户号, and a line
+      // of another sub-merchant of the same provider is a mismatch, never this tenant's
+      if (!mchid.equals(line.tradeMchid())) {
         record(ref, null, LineCategory.MCHID_MISMATCH, detail(line, null));
         return;
       }
@@ -433,6 +435,9 @@ public final class Reconciler {
     Map<String, Object> bill = new LinkedHashMap<>();
     bill.put("tradeTime", line.tradeTime().toString());
     bill.put("mchid", line.mchid());
+    if (!line.tradeMchid().equals(line.mchid())) {
+      bill.put("subMchid", line.subMchid());
+    }
     bill.put("outTradeNo", line.outTradeNo());
     bill.put("transactionId", line.transactionId());
     bill.put("tradeState", line.tradeState());

@@ -33,6 +33,14 @@ public record BillLine(
     long totalFen,
     long requestedRefundFen) {
 
+  /**
+   * The merchant whose trade the line is: 特约商户号 on a service provider's line (商户号 is then the
+   * provider's, shared by all its sub-merchants), else 商户号.
+   */
+  public String tradeMchid() {
+    return subMchid.isEmpty() || "0".equals(subMchid) ? mchid : subMchid;
+  }
+
   public boolean payment() {
     return "SUCCESS".equals(tradeState);
   }

@@ -253,8 +253,10 @@ public final class WeChatPayGateway implements PaymentGateway {
   @Override
   public TradeBill tradeBill(String tenantId, LocalDate day) {
     TenantClients tenant = clients(tenantId);
-    String mchid = tenant.credentials().mchid();
+    // a sub-merchant's bill is the provider's bill for its sub_mchid; its trades are bound under it
+    String mchid = tenant.credentials().tradeMchid();
     GetTradeBillRequest request = new GetTradeBillRequest();
+    request.setSubMchid(PartnerPayments.subMchid(tenant)); // null (left out) for a direct merchant
     request.setBillDate(day.toString());
     request.setBillType(BillType.ALL);
     // gzip: a 100,000-line bill is about 25 MB of text and a few MB on the wire

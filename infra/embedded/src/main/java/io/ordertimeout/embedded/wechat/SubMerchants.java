@@ -272,6 +272,11 @@ public final class SubMerchants implements AutoCloseable {
         .orElse(simulator.sender().webhookUrl());
   }
 
+  /** The trade book of sub-merchant {@code subMchid}; empty when it is not registered. */
+  Optional<TradeBook> book(String subMchid) {
+    return Optional.ofNullable(bySubMchid.get(subMchid)).map(SubMerchant::book);
+  }
+
   private SubMerchant require(String subMchid) {
     SubMerchant sub = bySubMchid.get(subMchid);
     if (sub == null) {

@@ -28,6 +28,7 @@ public final class TradeBillWriter {
   private final Writer out;
   private final String appid;
   private final String mchid;
+  private final String subMchid;
   private long lines;
   private long settlementFen;
   private long refundFen;
@@ -37,9 +38,18 @@ public final class TradeBillWriter {
 
   /** Writes the header at once. */
   public TradeBillWriter(Writer out, String appid, String mchid) {
+    this(out, appid, mchid, "0");
+  }
+
+  /**
+   * A service provider's bill of one sub-merchant: 商户号 {@code mchid} (the provider's), 特约商户号 {@code
+   * subMchid}. Writes the header at once.
+   */
+  public TradeBillWriter(Writer out, String appid, String mchid, String subMchid) {
     this.out = out;
     this.appid = appid;
     this.mchid = mchid;
+    this.subMchid = subMchid;
     write(HEADER);
   }
 
@@ -56,7 +66,7 @@ public final class TradeBillWriter {
         time(successTime),
         appid,
         mchid,
-        "0",
+        subMchid,
         "",
         transactionId,
         outTradeNo,
@@ -100,7 +110,7 @@ public final class TradeBillWriter {
         time(refundTime),
         appid,
         mchid,
-        "0",
+        subMchid,
         "",
         transactionId,
         outTradeNo,

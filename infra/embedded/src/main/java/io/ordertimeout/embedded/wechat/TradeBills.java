@@ -47,6 +47,13 @@ import java.util.zip.GZIPOutputStream;
  * answers 400 NO_STATEMENT_EXIST, a day in the future 400 PARAM_ERROR. A test may {@link #plant} a
  * bill file for a day instead (a large bill for the benchmark, a bill with foreign lines).
  *
+ * <p>With {@code sub_mchid=X} (a service provider asking for one sub-merchant's bill) the bill is
+ * built from sub-merchant X's trade book (see {@link SubMerchants}): 商户号 is the provider's mchid,
+ * 特约商户号 is X; same digest, gzip and NO_STATEMENT_EXIST as above. A sub_mchid not registered with
+ * this provider answers 400 PARAM_ERROR, as WeChat answers a sub_mchid that is not bound to the
+ * provider: it is a wrong request, not a quiet day (NO_STATEMENT_EXIST would let a misconfigured
+ * tenant reconcile as an empty day). A bill may be planted for a sub-merchant too.
+ *
  * <p>The SHA1 is over the bill text as served before compression, as the SDK's DigestBillEntity
  * computes it after unzipping.
  */
@@ -61,12 +68,18 @@ public final class TradeBills implements HttpHandler {
 
   private final WeChatPaySimulator simulator;
   private final TradeBook book;
+  private final SubMerchants subMerchants;
   private final ApiHandler api;
   private final Clock clock;
-  private final Map<LocalDate, Path> planted = new ConcurrentHashMap<>();
 
-  /** Each day's bill as first built from the book: WeChat publishes a day's bill once. */
-  private final Map<LocalDate, byte[][]> published = new ConcurrentHashMap<>();
+  /** Planted bill files by (sub_mchid, "0" for the merchant's own, day). */
+  private final Map<Map.Entry<String, LocalDate>, Path> planted = new ConcurrentHashMap<>();
+
+  /**
+   * Each day's bill as first built from the book, by sub_mchid ("0" for the merchant's own): WeChat
+   * publishes a day's bill once.
+   */
+  private final Map<Map.Entry<String, LocalDate>, byte[][]> published = new ConcurrentHashMap<>();
 
   private final Map<String, Prepared> prepared = new LinkedHashMap<>();
   private final AtomicInteger downloads = new AtomicInteger();
@@ -76,9 +89,15 @@ public final class TradeBills implements HttpHandler {
   /** A bill ready to download: its text (gzipped or not) and the digest of the text. */
   private record Prepared(byte[] body, boolean gzip) {}
 
-  TradeBills(WeChatPaySimulator simulator, TradeBook book, ApiHandler api, Clock clock) {
+  TradeBills(
+      WeChatPaySimulator simulator,
+      TradeBook book,
+      SubMerchants subMerchants,
+      ApiHandler api,
+      Clock clock) {
     this.simulator = simulator;
     this.book = book;
+    this.subMerchants = subMerchants;
     this.api = api;
     this.clock = clock;
   }
@@ -88,11 +107,16 @@ public final class TradeBills implements HttpHandler {
    * the trade book's, until {@link #unplant}.
    */
   public void plant(LocalDate day, Path file) {
-    planted.put(day, file);
+    planted.put(Map.entry("0", day), file);
+  }
+
+  /** As {@link #plant(LocalDate, Path)}, the bill of sub-merchant {@code subMchid}. */
+  public void plant(String subMchid, LocalDate day, Path file) {
+    planted.put(Map.entry(subMchid, day), file);
   }
 
   public void unplant(LocalDate day) {
-    planted.remove(day);
+    planted.keySet().removeIf(key -> key.getValue().equals(day));
   }
 
   /**
@@ -100,7 +124,7 @@ public final class TradeBills implements HttpHandler {
    * again from the trades as they are then.
    */
   public void republish(LocalDate day) {
-    published.remove(day);
+    published.keySet().removeIf(key -> key.getValue().equals(day));
   }
 
   /**
@@ -154,7 +178,20 @@ public final class TradeBills implements HttpHandler {
       return ApiAnswer.error(400, "PARAM_ERROR", "bill_date is in the future: " + day);
     }
     boolean gzip = "GZIP".equals(params.get("tar_type"));
-    byte[][] bill = planted.containsKey(day) ? planted(day) : fromBook(day);
+    String subMchid = params.get("sub_mchid");
+    byte[][] bill;
+    if (subMchid != null) {
+      TradeBook subBook = subMerchants.book(subMchid).orElse(null);
+      if (subBook == null) {
+        return ApiAnswer.error(
+            400,
+            "PARAM_ERROR",
+            "sub_mchid " + subMchid + " is not bound to service provider " + simulator.mchid());
+      }
+      bill = planted(subMchid, day, subBook);
+    } else {
+      bill = planted("0", day, book);
+    }
     if (bill == null) {
       return ApiAnswer.error(400, "NO_STATEMENT_EXIST", "No statement exist");
     }
@@ -198,15 +235,19 @@ public final class TradeBills implements HttpHandler {
   }
 
   /** [bill text, its SHA1]; null when the day has no line. */
-  private byte[][] fromBook(LocalDate day) {
+  private byte[][] fromBook(TradeBook from, String subMchid, LocalDate day) {
     byte[][] bill =
         published.computeIfAbsent(
-            day, d -> book.read((trades, refunds) -> write(d, trades, refunds)));
+            Map.entry(subMchid, day),
+            key -> from.read((trades, refunds) -> write(day, subMchid, trades, refunds)));
     return bill.length == 0 ? null : bill;
   }
 
   private byte[][] write(
-      LocalDate day, Collection<SimulatedTrade> trades, Collection<ObjectNode> refunds) {
+      LocalDate day,
+      String subMchid,
+      Collection<SimulatedTrade> trades,
+      Collection<ObjectNode> refunds) {
     Map<String, SimulatedTrade> byOutTradeNo = new HashMap<>();
     trades.forEach(t -> byOutTradeNo.put(t.outTradeNo, t));
     byte[][] encoded =
@@ -214,7 +255,7 @@ public final class TradeBills implements HttpHandler {
             out -> {
               Writer text = new OutputStreamWriter(out, StandardCharsets.UTF_8);
               TradeBillWriter bill =
-                  new TradeBillWriter(text, simulator.appid(), simulator.mchid());
+                  new TradeBillWriter(text, simulator.appid(), simulator.mchid(), subMchid);
               for (SimulatedTrade t : trades) {
                 if (t.successTime != null && onDay(t.successTime, day)) {
                   bill.payment(
@@ -251,8 +292,11 @@ public final class TradeBills implements HttpHandler {
     return LocalDate.ofInstant(instant, TradeBook.BEIJING).equals(day);
   }
 
-  private byte[][] planted(LocalDate day) {
-    Path file = planted.get(day);
+  private byte[][] planted(String subMchid, LocalDate day, TradeBook from) {
+    Path file = planted.get(Map.entry(subMchid, day));
+    if (file == null) {
+      return fromBook(from, subMchid, day);
+    }
     return encode(
         out -> {
           try (InputStream in = Files.newInputStream(file)) {

@@ -117,7 +117,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     server.setExecutor(httpThreads);
     ApiHandler api = new ApiHandler(this, book, subMerchants, clock);
     server.createContext("/", api);
-    this.bills = new TradeBills(this, book, api, clock);
+    this.bills = new TradeBills(this, book, subMerchants, api, clock);
     server.createContext(TradeBills.TRADEBILL_PATH, bills);
     server.createContext(TradeBills.DOWNLOAD_PATH, bills);
     // the longest matching prefix wins, and no WeChat API path starts with /_sim
