@@ -19,7 +19,9 @@ public record TradeStatus(
 
   /** A direct merchant's query answer. */
   static TradeStatus of(String outTradeNo, Transaction t) {
-    requireState(outTradeNo, t == null ? null : t.getTradeState());
+    if (t == null || t.getTradeState() == null) {
+      throw withoutState(outTradeNo);
+    }
     Long amount =
         t.getAmount() == null || t.getAmount().getTotal() == null
             ? null
@@ -35,7 +37,9 @@ public record TradeStatus(
   /** A sub-merchant's query answer (the partner API's transaction). */
   static TradeStatus of(
       String outTradeNo, com.wechat.pay.java.service.partnerpayments.jsapi.model.Transaction t) {
-    requireState(outTradeNo, t == null ? null : t.getTradeState());
+    if (t == null || t.getTradeState() == null) {
+      throw withoutState(outTradeNo);
+    }
     Long amount =
         t.getAmount() == null || t.getAmount().getTotal() == null
             ? null
@@ -48,10 +52,8 @@ public record TradeStatus(
         WeChatPayGateway.instant(t.getSuccessTime()));
   }
 
-  private static void requireState(String outTradeNo, Object tradeState) {
-    if (tradeState == null) {
-      throw new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
-    }
+  private static IllegalStateException withoutState(String outTradeNo) {
+    return new IllegalStateException("query of " + outTradeNo + " answered without trade_state");
   }
 
   static TradeStatus notFound(String outTradeNo) {
