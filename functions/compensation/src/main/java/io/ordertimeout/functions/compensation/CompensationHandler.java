@@ -4,8 +4,6 @@ import com.amazonaws.services.lambda.runtime.Context;
 import io.ordertimeout.aws.ScheduledHandler;
 import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationReport;
-import io.ordertimeout.compensation.CompensationSettings;
-import io.ordertimeout.reconcile.ReconciliationSettings;
 import io.ordertimeout.wiring.Components;
 import java.util.Map;
 
@@ -40,9 +38,6 @@ public final class CompensationHandler extends ScheduledHandler {
 
   private static final class Init {
     static final CompensationJob JOB =
-        Components.fromEnvironment()
-            .compensationJob(
-                CompensationSettings.fromEnvironment(System.getenv()),
-                ReconciliationSettings.fromEnvironment(System.getenv()));
+        Components.fromEnvironment().compensationJob(System.getenv());
   }
 }
