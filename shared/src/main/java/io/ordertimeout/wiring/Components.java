@@ -523,16 +523,6 @@ public final class Components implements AutoCloseable {
   }
 
   /** The scheduled compensation pass's entry point, with {@code settings}. */
-  /**
-   * The scheduled compensation pass and its daily reconciliation, both configured from {@code env}
-   * (the compensation function's environment at Lambda init).
-   */
-  public CompensationJob compensationJob(java.util.Map<String, String> env) {
-    return compensationJob(
-        CompensationSettings.fromEnvironment(env),
-        io.ordertimeout.reconcile.ReconciliationSettings.fromEnvironment(env));
-  }
-
   public CompensationJob compensationJob(CompensationSettings settings) {
     return compensationJob(settings, io.ordertimeout.reconcile.ReconciliationSettings.defaults());
   }

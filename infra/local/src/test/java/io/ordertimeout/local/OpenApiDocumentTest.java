@@ -89,7 +89,7 @@ class OpenApiDocumentTest {
       }
     }
     assertThat(webhooks)
-        .hasSize(3)
+        .hasSize(4)
         .allSatisfy((k, v) -> assertThat(v).contains("wechatpaySignature"));
   }
 

@@ -57,6 +57,11 @@ class TemplateConsistencyTest {
    */
   private static final Map<String, String> NOT_IN_TEMPLATE =
       Map.ofEntries(
+          Map.entry(
+              "OTC_RECONCILE_HOUR",
+              "defaulted (10, Asia/Shanghai); docs/reference/configuration.md"),
+          Map.entry(
+              "OTC_RECONCILE_LOOKBACK_DAYS", "defaulted (3); docs/reference/configuration.md"),
           Map.entry("OTC_MYSQL_USER", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
           Map.entry("OTC_MYSQL_PASSWORD", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
           Map.entry(

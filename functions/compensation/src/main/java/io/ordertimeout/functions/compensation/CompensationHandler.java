@@ -4,6 +4,8 @@ import com.amazonaws.services.lambda.runtime.Context;
 import io.ordertimeout.aws.ScheduledHandler;
 import io.ordertimeout.compensation.CompensationJob;
 import io.ordertimeout.compensation.CompensationReport;
+import io.ordertimeout.compensation.CompensationSettings;
+import io.ordertimeout.reconcile.ReconciliationSettings;
 import io.ordertimeout.wiring.Components;
 import java.util.Map;
 
@@ -37,7 +39,12 @@ public final class CompensationHandler extends ScheduledHandler {
   }
 
   private static final class Init {
-    static final CompensationJob JOB =
-        Components.fromEnvironment().compensationJob(System.getenv());
+    static final CompensationJob JOB = job(Components.fromEnvironment(), System.getenv());
+  }
+
+  /** The pass and its daily reconciliation, both configured from {@code env}. */
+  static CompensationJob job(Components components, Map<String, String> env) {
+    return components.compensationJob(
+        CompensationSettings.fromEnvironment(env), ReconciliationSettings.fromEnvironment(env));
   }
 }

@@ -3,7 +3,6 @@ package io.ordertimeout.functions.compensation;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.ordertimeout.compensation.CompensationSettings;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.TenantIds;
@@ -47,7 +46,7 @@ class CompensationHandlerTest {
         Json.MAPPER.readValue(new File("../../events/compensation-schedule.json"), Map.class);
 
     String answer =
-        new CompensationHandler(stack.app().compensationJob(CompensationSettings.defaults()))
+        new CompensationHandler(CompensationHandler.job(stack.app(), java.util.Map.of()))
             .handleRequest(schedule, new LambdaTestContext("compensation", 60_000));
 
     JsonNode report = Json.MAPPER.readTree(answer);
