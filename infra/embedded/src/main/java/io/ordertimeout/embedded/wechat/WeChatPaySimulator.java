@@ -30,6 +30,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -60,8 +61,8 @@ public final class WeChatPaySimulator implements AutoCloseable {
   public static final String APPID = "wxd678efh567hg6787";
 
   private final Clock clock;
-  private final KeyPair platformKeys = WeChatCrypto.newRsaKeyPair();
-  private final KeyPair merchantKeys = WeChatCrypto.newRsaKeyPair();
+  private final KeyPair platformKeys = SimulatorKeys.take();
+  private final KeyPair merchantKeys = SimulatorKeys.take();
   private final String platformPublicKeyId = "PUB_KEY_ID_01" + WeChatCrypto.digits(26);
   private final String merchantSerialNumber = WeChatCrypto.upperHex(40);
   private final String apiV3Key = WeChatCrypto.nonce(32);
@@ -71,6 +72,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private final HttpServer server;
   private final ExecutorService httpThreads;
   private final CountDownLatch stopping = new CountDownLatch(1);
+  private final AtomicBoolean closed = new AtomicBoolean();
   private final Map<Endpoint, AtomicInteger> calls = new EnumMap<>(Endpoint.class);
   private final Map<Endpoint, Deque<Fault>> faults = new EnumMap<>(Endpoint.class);
   private final Map<Endpoint, Duration> latencies = new ConcurrentHashMap<>();
@@ -125,7 +127,10 @@ public final class WeChatPaySimulator implements AutoCloseable {
     server.start();
   }
 
-  /** Generates fresh keys and starts on a free loopback port. */
+  /**
+   * Starts with keys no running simulator holds (see {@link SimulatorKeys}) on a free loopback
+   * port.
+   */
   public static WeChatPaySimulator start() {
     return start(Clock.systemUTC());
   }
@@ -679,6 +684,9 @@ public final class WeChatPaySimulator implements AutoCloseable {
   /** Stops the server, wakes hanging calls and drops pending notifications. */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     stopping.countDown();
     server.stop(0);
     payer.shutdownNow();
@@ -686,5 +694,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
     subMerchants.close();
     sender.close();
     httpThreads.shutdownNow();
+    SimulatorKeys.giveBack(platformKeys);
+    SimulatorKeys.giveBack(merchantKeys);
   }
 }
