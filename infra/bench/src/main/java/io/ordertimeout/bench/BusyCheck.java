@@ -14,34 +14,34 @@ import javax.sql.DataSource;
 import org.HdrHistogram.Histogram;
 
 /**
- * The end state of the busy-API scenario (issue 19 item 3), read from the MariaDB of the running
- * stack once the last order's deadline has passed: how many of the run's orders were placed, paid
- * and closed, the close lag of the TIMEOUT closes ({@code closed_at - expire_at}), and what is
- * wrong. Every order must have ended CLOSED or PAID; an order WeChat took the money for must be
- * PAID and no other may be; and the invariants of docs/concepts/design.md (each RESERVE settled by
- * exactly one RELEASE or SELL, stock totals, coupons) must hold over the whole schema ({@link
- * InvariantChecker}).
+ * The end state of a busy-API run (wrk's busy scenario, infra/load's open-loop steps), read from
+ * the MariaDB of the running stack once the last order's deadline has passed: how many of the run's
+ * orders were placed, paid and closed, the close lag of the TIMEOUT closes ({@code closed_at -
+ * expire_at}), and what is wrong. Every order must have ended CLOSED or PAID; an order WeChat took
+ * the money for must be PAID and no other may be; and the invariants of docs/concepts/design.md
+ * (each RESERVE settled by exactly one RELEASE or SELL, stock totals, coupons) must hold over the
+ * whole schema ({@link InvariantChecker}).
  */
-final class BusyCheck {
+public final class BusyCheck {
 
   /** What the check found; {@link #ok()} when nothing is wrong. */
-  record Result(
+  public record Result(
       long placed,
       long paid,
       long closed,
       long closedTimeout,
       Histogram lagMillis,
       List<String> violations) {
-    Result {
+    public Result {
       violations = List.copyOf(violations);
     }
 
-    boolean ok() {
+    public boolean ok() {
       return violations.isEmpty();
     }
 
     /** The lines the busy scenario prints. */
-    String summary() {
+    public String summary() {
       StringBuilder out = new StringBuilder();
       out.append(
           String.format(
@@ -79,7 +79,7 @@ final class BusyCheck {
    * Checks the orders whose id starts with {@code idPrefix}; {@code paidAtWeChat} are the orders
    * whose payment the WeChat Pay simulator accepted (the payer's successful pays).
    */
-  static Result check(DataSource ds, String idPrefix, Set<String> paidAtWeChat)
+  public static Result check(DataSource ds, String idPrefix, Set<String> paidAtWeChat)
       throws SQLException {
     List<String> violations = new ArrayList<>();
     long placed = 0;

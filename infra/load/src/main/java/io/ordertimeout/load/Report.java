@@ -1,0 +1,205 @@
+package io.ordertimeout.load;
+
+import io.ordertimeout.load.OpenLoopBench.Options;
+import io.ordertimeout.load.OpenLoopBench.Step;
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import org.HdrHistogram.Histogram;
+import org.jfree.chart.ChartFactory;
+import org.jfree.chart.ChartUtils;
+import org.jfree.chart.JFreeChart;
+import org.jfree.chart.axis.LogAxis;
+import org.jfree.chart.plot.PlotOrientation;
+import org.jfree.chart.plot.ValueMarker;
+import org.jfree.chart.plot.XYPlot;
+import org.jfree.data.xy.XYSeries;
+import org.jfree.data.xy.XYSeriesCollection;
+
+/** The open-loop run's Markdown report and its plot. */
+final class Report {
+
+  private Report() {}
+
+  static String markdown(
+      Options o, Step first, Step steady, Capacity capacity, List<Step> table, List<Step> all) {
+    StringBuilder md = new StringBuilder();
+    md.append("Open loop: Gatling's open model (users injected at a fixed rate), ")
+        .append(o.timeoutSeconds())
+        .append(" s order timeout, 1 in ")
+        .append(o.payEvery())
+        .append(" paid, 1 in ")
+        .append(o.cancelEvery())
+        .append(
+            " cancelled; latency in ms; stack CPU is µs per order of the step (JVM / MariaDB / Redis);"
+                + " compensation pages: pages a compensation pass scanned during the step (it runs every"
+                + " 5 minutes on the same cores); load is the 1-minute load average before / after.\n\n");
+    md.append(capacity.describe(o.sloMs())).append("\n\n");
+    md.append(
+        "| % of capacity | users/s | placement p50 / p99 / p99.9 / max | close lag p50 / p99 / p99.9 /"
+            + " max | orders (paid, closed) | stack CPU µs per order (JVM / MariaDB / Redis) | check |"
+            + " load |\n");
+    md.append("|---:|---:|---|---|---|---|---|---|\n");
+    for (Step s : table) {
+      md.append("| ")
+          .append(s.label().replace("% of capacity", ""))
+          .append(" | ")
+          .append(OpenLoopBench.fmt(s.rate()))
+          .append(" | ")
+          .append(percentiles(s.place()))
+          .append(" | ")
+          .append(percentiles(s.closeLag()))
+          .append(" | ")
+          .append(orders(s))
+          .append(" | ")
+          .append(s.cpu().perOrder(s.placed()))
+          .append(" | ")
+          .append(s.ok() ? "OK" : "FAILED")
+          .append(" | ")
+          .append(s.load())
+          .append(" |\n");
+    }
+    md.append("\nEvery step, in order:\n\n");
+    md.append(
+        "| step | users/s | s | placement p50 / p99 / p99.9 / max | unexpected answers |"
+            + " close lag p50 / p99 / p99.9 / max | orders (paid, closed) | stack CPU µs per order |"
+            + " compensation pages | check | load |\n");
+    md.append("|---|---:|---:|---|---:|---|---|---|---:|---|---|\n");
+    for (Step s : all) {
+      md.append("| ")
+          .append(s.label())
+          .append(" | ")
+          .append(OpenLoopBench.fmt(s.rate()))
+          .append(" | ")
+          .append(s.seconds())
+          .append(" | ")
+          .append(percentiles(s.place()))
+          .append(" | ")
+          .append(s.placeUnexpected())
+          .append(" | ")
+          .append(percentiles(s.closeLag()))
+          .append(" | ")
+          .append(orders(s))
+          .append(" | ")
+          .append(s.cpu().perOrder(s.placed()))
+          .append(" | ")
+          .append(s.compensationPages() < 0 ? "?" : Long.toString(s.compensationPages()))
+          .append(" | ")
+          .append(s.ok() ? "OK" : "FAILED: " + String.join("; ", head(s.violations())))
+          .append(" | ")
+          .append(s.load())
+          .append(" |\n");
+    }
+    md.append('\n');
+    md.append(targets(o, first, steady, table));
+    return md.toString();
+  }
+
+  private static String targets(Options o, Step first, Step steady, List<Step> table) {
+    StringBuilder md = new StringBuilder("Targets:\n\n");
+    table.stream()
+        .filter(s -> s.label().startsWith("75%"))
+        .findFirst()
+        .ifPresent(
+            s -> {
+              long p99 = p(s.closeLag(), 99);
+              md.append(
+                  String.format(
+                      Locale.ROOT,
+                      "- close lag p99 at most 50 ms at 75%% of capacity: %s (%d ms at %s/s)%n",
+                      p99 <= 50 ? "met" : "missed",
+                      p99,
+                      OpenLoopBench.fmt(s.rate())));
+            });
+    long firstLag = p(first.closeLag(), 99);
+    long steadyLag = p(steady.closeLag(), 99);
+    long firstPlace = p(first.place(), 99);
+    long steadyPlace = p(steady.place(), 99);
+    boolean met =
+        firstLag <= 2 * Math.max(1, steadyLag) && firstPlace <= 2 * Math.max(1, steadyPlace);
+    md.append(
+        String.format(
+            Locale.ROOT,
+            "- the first minute after start no worse than twice the steady state (%s/s): %s"
+                + " (placement p99 %d against %d ms, close lag p99 %d against %d ms)%n",
+            OpenLoopBench.fmt(o.firstRate()),
+            met ? "met" : "missed",
+            firstPlace,
+            steadyPlace,
+            firstLag,
+            steadyLag));
+    return md.toString();
+  }
+
+  private static List<String> head(List<String> violations) {
+    return violations.subList(0, Math.min(3, violations.size()));
+  }
+
+  private static String orders(Step s) {
+    return s.placed() + " (" + s.paid() + ", " + s.closed() + ")";
+  }
+
+  static String percentiles(Histogram h) {
+    if (h.getTotalCount() == 0) {
+      return "-";
+    }
+    return String.format(
+        Locale.ROOT,
+        "%d / %d / %d / %d",
+        h.getValueAtPercentile(50),
+        h.getValueAtPercentile(99),
+        h.getValueAtPercentile(99.9),
+        h.getMaxValue());
+  }
+
+  private static long p(Histogram h, double percentile) {
+    return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile);
+  }
+
+  /** Placement and close-lag p50 and p99 against the arrival rate, on a log scale. */
+  static void plot(Capacity capacity, List<Step> table, Path png) throws IOException {
+    XYSeries placeP50 = new XYSeries("placement p50");
+    XYSeries placeP99 = new XYSeries("placement p99");
+    XYSeries lagP50 = new XYSeries("close lag p50");
+    XYSeries lagP99 = new XYSeries("close lag p99");
+    for (Step s : table) {
+      // a log axis has no 0: a percentile under 1 ms is drawn at 1 ms
+      placeP50.add(s.rate(), Math.max(1, p(s.place(), 50)));
+      placeP99.add(s.rate(), Math.max(1, p(s.place(), 99)));
+      lagP50.add(s.rate(), Math.max(1, p(s.closeLag(), 50)));
+      lagP99.add(s.rate(), Math.max(1, p(s.closeLag(), 99)));
+    }
+    XYSeriesCollection data = new XYSeriesCollection();
+    data.addSeries(placeP50);
+    data.addSeries(placeP99);
+    data.addSeries(lagP50);
+    data.addSeries(lagP99);
+    JFreeChart chart =
+        ChartFactory.createXYLineChart(
+            "Open loop: capacity " + OpenLoopBench.fmt(capacity.rate()) + " orders/s",
+            "arrival rate (orders/s)",
+            "ms",
+            data,
+            PlotOrientation.VERTICAL,
+            true,
+            false,
+            false);
+    XYPlot plot = chart.getXYPlot();
+    LogAxis ms = new LogAxis("ms (log)");
+    ms.setSmallestValue(1);
+    plot.setRangeAxis(ms);
+    plot.setBackgroundPaint(Color.WHITE);
+    plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
+    plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
+    ValueMarker slo = new ValueMarker(100, Color.GRAY, new BasicStroke(1f));
+    slo.setLabel("placement p99 target");
+    plot.addRangeMarker(slo);
+    ValueMarker lagTarget = new ValueMarker(50, Color.GRAY, new BasicStroke(1f));
+    lagTarget.setLabel("close-lag p99 target");
+    plot.addRangeMarker(lagTarget);
+    ChartUtils.saveChartAsPNG(png.toFile(), chart, 800, 450);
+  }
+}
