@@ -7,10 +7,6 @@ import io.ordertimeout.bench.BusyCheck;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,7 +56,6 @@ public final class OpenLoopBench {
       long closed,
       List<String> violations,
       StackCpu cpu,
-      long compensationPages,
       String load) {
 
     boolean ok() {
@@ -71,7 +66,6 @@ public final class OpenLoopBench {
   private final Options options;
   private final HikariDataSource db;
   private final List<Step> steps = new ArrayList<>();
-  private final HttpClient http = HttpClient.newHttpClient();
   private int stepNumber;
 
   private OpenLoopBench(Options options) {
@@ -203,7 +197,6 @@ public final class OpenLoopBench {
             prefix));
     String loadBefore = loadAverage();
     StackCpu cpuBefore = StackCpu.of(options.stackPid());
-    long pagesBefore = compensationPages();
     new LoadSettings(
             options.api(),
             options.sim(),
@@ -224,8 +217,6 @@ public final class OpenLoopBench {
     // the step's last orders expire timeout s after their placement; give the closes 10 s more
     Thread.sleep((options.timeoutSeconds() + 10) * 1000L);
     StackCpu cpu = StackCpu.of(options.stackPid()).since(cpuBefore);
-    long pagesAfter = compensationPages();
-    long pages = pagesBefore < 0 || pagesAfter < 0 ? -1 : pagesAfter - pagesBefore;
     Set<String> paid = Set.copyOf(OrderMixSimulation.PAID_AT_WECHAT);
     BusyCheck.Result check = BusyCheck.check(db, prefix, paid);
     String load = loadBefore + " / " + loadAverage();
@@ -244,47 +235,12 @@ public final class OpenLoopBench {
             check.closed(),
             violations,
             cpu,
-            pages,
             load);
     steps.add(s);
     say("  requests: " + latencies.counts());
     say("  " + check.summary().strip().replace("\n", "\n  "));
     say("  stack CPU per order, µs (JVM / MariaDB / Redis): " + cpu.perOrder(check.placed()));
     return s;
-  }
-
-  /**
-   * Pages compensation's passes have scanned so far ({@code otc_compensation_pages_scanned_total}
-   * on the local stack's {@code /metrics}; 0 before the first pass, -1 when unreadable): a pass
-   * that ran during a step shares the 2 cores with it, as every 5 minutes on {@code ./local up}.
-   */
-  private long compensationPages() {
-    try {
-      HttpResponse<String> metrics =
-          http.send(
-              HttpRequest.newBuilder(URI.create(options.api() + "/metrics"))
-                  .timeout(java.time.Duration.ofSeconds(10))
-                  .build(),
-              HttpResponse.BodyHandlers.ofString());
-      return metrics.statusCode() == 200
-          ? counter(metrics.body(), "otc_compensation_pages_scanned_total")
-          : -1;
-    } catch (IOException e) {
-      return -1;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return -1;
-    }
-  }
-
-  /** A counter's value in Prometheus text; 0 when absent (nothing counted yet). */
-  static long counter(String text, String name) {
-    for (String line : text.split("\n")) {
-      if (line.startsWith(name + " ")) {
-        return (long) Double.parseDouble(line.substring(name.length() + 1).trim());
-      }
-    }
-    return 0;
   }
 
   static String fmt(double rate) {

@@ -34,9 +34,8 @@ final class Report {
         .append(" paid, 1 in ")
         .append(o.cancelEvery())
         .append(
-            " cancelled; latency in ms; stack CPU is µs per order of the step (JVM / MariaDB / Redis);"
-                + " compensation pages: pages a compensation pass scanned during the step (it runs every"
-                + " 5 minutes on the same cores); load is the 1-minute load average before / after.\n\n");
+            " cancelled; latency in ms; stack CPU is µs per order of the step (JVM / MariaDB / Redis),"
+                + " the step and the 15 s after it; load is the 1-minute load average before / after.\n\n");
     md.append(capacity.describe(o.sloMs())).append("\n\n");
     md.append(
         "| % of capacity | users/s | placement p50 / p99 / p99.9 / max | close lag p50 / p99 / p99.9 /"
@@ -66,8 +65,8 @@ final class Report {
     md.append(
         "| step | users/s | s | placement p50 / p99 / p99.9 / max | unexpected answers |"
             + " close lag p50 / p99 / p99.9 / max | orders (paid, closed) | stack CPU µs per order |"
-            + " compensation pages | check | load |\n");
-    md.append("|---|---:|---:|---|---:|---|---|---|---:|---|---|\n");
+            + " check | load |\n");
+    md.append("|---|---:|---:|---|---:|---|---|---|---|---|\n");
     for (Step s : all) {
       md.append("| ")
           .append(s.label())
@@ -85,8 +84,6 @@ final class Report {
           .append(orders(s))
           .append(" | ")
           .append(s.cpu().perOrder(s.placed()))
-          .append(" | ")
-          .append(s.compensationPages() < 0 ? "?" : Long.toString(s.compensationPages()))
           .append(" | ")
           .append(s.ok() ? "OK" : "FAILED: " + String.join("; ", head(s.violations())))
           .append(" | ")

@@ -30,9 +30,15 @@ record StackCpu(long jvmMillis, long mariaDbMillis, long redisMillis) {
   private static long descendant(ProcessHandle stack, String executable) {
     return stack
         .descendants()
-        .filter(p -> p.info().command().map(c -> c.endsWith("/" + executable)).orElse(false))
+        // the embedded Redis runs as redis-server-<version>-<platform>
+        .filter(p -> p.info().command().map(c -> named(c, executable)).orElse(false))
         .mapToLong(StackCpu::cpu)
         .reduce(-1, (a, b) -> Math.max(a, 0) + Math.max(b, 0));
+  }
+
+  static boolean named(String command, String executable) {
+    String file = command.substring(command.lastIndexOf('/') + 1);
+    return file.equals(executable) || file.startsWith(executable + "-");
   }
 
   private static long cpu(ProcessHandle p) {

@@ -48,15 +48,4 @@ class CapacityTest {
     assertThat(c.rate()).isEqualTo(200.0);
     assertThat(c.firstOver()).isZero();
   }
-
-  @Test
-  void readsACounterOffTheStacksMetrics() {
-    String text =
-        "# TYPE otc_compensation_pages_scanned_total counter\n"
-            + "otc_compensation_pages_scanned_total 42\n"
-            + "otc_compensation_pages_scanned_total_other 7\n";
-
-    assertThat(OpenLoopBench.counter(text, "otc_compensation_pages_scanned_total")).isEqualTo(42);
-    assertThat(OpenLoopBench.counter(text, "otc_orders_closed_total")).isZero();
-  }
 }

@@ -28,7 +28,7 @@ class ReportTest {
   private static Step step(
       String label, double rate, Histogram place, Histogram lag, List<String> v) {
     return new Step(
-        label, rate, 60, place, 0, lag, 100, 25, 75, v, new StackCpu(30, 20, 2), 0, "1.00 / 2.00");
+        label, rate, 60, place, 0, lag, 100, 25, 75, v, new StackCpu(30, 20, 2), "1.00 / 2.00");
   }
 
   private static final Options OPTIONS =

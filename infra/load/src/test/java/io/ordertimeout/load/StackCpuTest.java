@@ -27,4 +27,14 @@ class StackCpuTest {
         .isEqualTo("1000 / ? / 50");
     assertThat(used.perOrder(0)).isEqualTo("-");
   }
+
+  @Test
+  void knowsTheEmbeddedServersByTheirFileNames() {
+    assertThat(StackCpu.named("/tmp/otc-embedded/mariadb-11.4.5/bin/mariadbd", "mariadbd"))
+        .isTrue();
+    assertThat(StackCpu.named("/tmp/redis-1/redis-server-6.2.6-v5-linux-amd64", "redis-server"))
+        .isTrue();
+    assertThat(StackCpu.named("/usr/bin/redis-server", "redis-server")).isTrue();
+    assertThat(StackCpu.named("/usr/bin/redis-cli", "redis-server")).isFalse();
+  }
 }
