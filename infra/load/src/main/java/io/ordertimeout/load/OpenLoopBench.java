@@ -80,6 +80,13 @@ public final class OpenLoopBench {
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length == 4 && args[0].equals("--replot")) {
+      // --replot open-loop.md CAPACITY out.png: a run's plot drawn again from its report
+      String md = Files.readString(Path.of(args[1]), StandardCharsets.UTF_8);
+      Report.plot(
+          new Capacity(Double.parseDouble(args[2]), 0, 0, 0), Report.points(md), Path.of(args[3]));
+      return;
+    }
     Options options = Options.parse(args);
     Files.createDirectories(options.out());
     OpenLoopBench bench = new OpenLoopBench(options);
@@ -108,8 +115,13 @@ public final class OpenLoopBench {
     Step steady = step("steady state", options.firstRate(), options.firstSeconds());
     String report = Report.markdown(options, first, steady, capacity, table, steps);
     Files.writeString(options.out().resolve("open-loop.md"), report, StandardCharsets.UTF_8);
-    if (!table.isEmpty()) {
-      Report.plot(capacity, table, options.out().resolve("open-loop.png"));
+    List<Report.Point> points =
+        steps.stream()
+            .filter(st -> st.label().startsWith("search ") || st.label().endsWith("% of capacity"))
+            .map(Report.Point::of)
+            .toList();
+    if (!points.isEmpty()) {
+      Report.plot(capacity, points, options.out().resolve("open-loop.png"));
     }
     System.out.println(report);
     boolean ok = steps.stream().allMatch(Step::ok);

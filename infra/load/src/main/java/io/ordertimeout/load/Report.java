@@ -6,6 +6,8 @@ import java.awt.BasicStroke;
 import java.awt.Color;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.text.DecimalFormat;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import org.HdrHistogram.Histogram;
@@ -16,6 +18,9 @@ import org.jfree.chart.axis.LogAxis;
 import org.jfree.chart.plot.PlotOrientation;
 import org.jfree.chart.plot.ValueMarker;
 import org.jfree.chart.plot.XYPlot;
+import org.jfree.chart.renderer.xy.XYLineAndShapeRenderer;
+import org.jfree.chart.ui.RectangleAnchor;
+import org.jfree.chart.ui.TextAnchor;
 import org.jfree.data.xy.XYSeries;
 import org.jfree.data.xy.XYSeriesCollection;
 
@@ -156,18 +161,64 @@ final class Report {
     return h.getTotalCount() == 0 ? 0 : h.getValueAtPercentile(percentile);
   }
 
-  /** Placement and close-lag p50 and p99 against the arrival rate, on a log scale. */
-  static void plot(Capacity capacity, List<Step> table, Path png) throws IOException {
+  /** One steady-state step's figures, at its arrival rate. */
+  record Point(double rate, long placeP50, long placeP99, long lagP50, long lagP99) {
+
+    static Point of(Step s) {
+      return new Point(
+          s.rate(), p(s.place(), 50), p(s.place(), 99), p(s.closeLag(), 50), p(s.closeLag(), 99));
+    }
+  }
+
+  /**
+   * The steady-state points of an {@code open-loop.md} ("Every step": the search steps and the
+   * fractions of the capacity), to draw a run's plot again.
+   */
+  static List<Point> points(String markdown) {
+    List<Point> points = new ArrayList<>();
+    for (String line : markdown.split("\n")) {
+      String[] cells = line.split("\\|");
+      if (cells.length < 8) {
+        continue;
+      }
+      String label = cells[1].trim();
+      if (!label.matches("search .+|[\\d.]+% of capacity")) {
+        continue;
+      }
+      String[] place = cells[4].trim().split(" / ");
+      String[] lag = cells[6].trim().split(" / ");
+      if (place.length < 2 || lag.length < 2) {
+        continue;
+      }
+      points.add(
+          new Point(
+              Double.parseDouble(cells[2].trim()),
+              Long.parseLong(place[0]),
+              Long.parseLong(place[1]),
+              Long.parseLong(lag[0]),
+              Long.parseLong(lag[1])));
+    }
+    return points;
+  }
+
+  /**
+   * Placement and close-lag p50 and p99 against the arrival rate (every steady-state step: the
+   * search and the fractions of the capacity), on a log scale from 1 ms to at least 1 s, with the
+   * two targets drawn.
+   */
+  static void plot(Capacity capacity, List<Point> points, Path png) throws IOException {
     XYSeries placeP50 = new XYSeries("placement p50");
     XYSeries placeP99 = new XYSeries("placement p99");
     XYSeries lagP50 = new XYSeries("close lag p50");
     XYSeries lagP99 = new XYSeries("close lag p99");
-    for (Step s : table) {
+    long highest = 1_000;
+    for (Point pt : points) {
       // a log axis has no 0: a percentile under 1 ms is drawn at 1 ms
-      placeP50.add(s.rate(), Math.max(1, p(s.place(), 50)));
-      placeP99.add(s.rate(), Math.max(1, p(s.place(), 99)));
-      lagP50.add(s.rate(), Math.max(1, p(s.closeLag(), 50)));
-      lagP99.add(s.rate(), Math.max(1, p(s.closeLag(), 99)));
+      placeP50.add(pt.rate(), Math.max(1, pt.placeP50()));
+      placeP99.add(pt.rate(), Math.max(1, pt.placeP99()));
+      lagP50.add(pt.rate(), Math.max(1, pt.lagP50()));
+      lagP99.add(pt.rate(), Math.max(1, pt.lagP99()));
+      highest = Math.max(highest, Math.max(pt.placeP99(), pt.lagP99()));
     }
     XYSeriesCollection data = new XYSeriesCollection();
     data.addSeries(placeP50);
@@ -176,7 +227,9 @@ final class Report {
     data.addSeries(lagP99);
     JFreeChart chart =
         ChartFactory.createXYLineChart(
-            "Open loop: capacity " + OpenLoopBench.fmt(capacity.rate()) + " orders/s",
+            "Open loop: placement and close lag; capacity "
+                + OpenLoopBench.fmt(capacity.rate())
+                + " orders/s",
             "arrival rate (orders/s)",
             "ms",
             data,
@@ -185,18 +238,46 @@ final class Report {
             false,
             false);
     XYPlot plot = chart.getXYPlot();
-    LogAxis ms = new LogAxis("ms (log)");
+    LogAxis ms = new LogAxis("ms (log scale)");
+    ms.setBase(10);
     ms.setSmallestValue(1);
+    ms.setRange(1, highest * 1.5);
+    ms.setNumberFormatOverride(new DecimalFormat("#,##0"));
     plot.setRangeAxis(ms);
     plot.setBackgroundPaint(Color.WHITE);
     plot.setRangeGridlinePaint(Color.LIGHT_GRAY);
     plot.setDomainGridlinePaint(Color.LIGHT_GRAY);
-    ValueMarker slo = new ValueMarker(100, Color.GRAY, new BasicStroke(1f));
-    slo.setLabel("placement p99 target");
+    XYLineAndShapeRenderer lines = new XYLineAndShapeRenderer(true, true);
+    Color[] colors = {
+      new Color(0x1f77b4), new Color(0x1f77b4), new Color(0xd62728), new Color(0xd62728)
+    };
+    for (int i = 0; i < colors.length; i++) {
+      lines.setSeriesPaint(i, colors[i]);
+      lines.setSeriesStroke(
+          i,
+          i % 2 == 0
+              ? new BasicStroke(
+                  1.5f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND, 1f, new float[] {4f, 4f}, 0f)
+              : new BasicStroke(2.5f));
+    }
+    plot.setRenderer(lines);
+    ValueMarker slo = new ValueMarker(100, Color.DARK_GRAY, new BasicStroke(1f));
+    slo.setLabel("100 ms: placement p99 defines the capacity");
+    slo.setLabelAnchor(RectangleAnchor.TOP_LEFT);
+    slo.setLabelTextAnchor(TextAnchor.BOTTOM_LEFT);
     plot.addRangeMarker(slo);
     ValueMarker lagTarget = new ValueMarker(50, Color.GRAY, new BasicStroke(1f));
-    lagTarget.setLabel("close-lag p99 target");
+    lagTarget.setLabel("50 ms: close-lag p99 target at 75%");
+    lagTarget.setLabelAnchor(RectangleAnchor.BOTTOM_LEFT);
+    lagTarget.setLabelTextAnchor(TextAnchor.TOP_LEFT);
     plot.addRangeMarker(lagTarget);
+    if (capacity.rate() > 0) {
+      ValueMarker cap = new ValueMarker(capacity.rate(), Color.DARK_GRAY, new BasicStroke(1f));
+      cap.setLabel("capacity");
+      cap.setLabelAnchor(RectangleAnchor.TOP_RIGHT);
+      cap.setLabelTextAnchor(TextAnchor.TOP_LEFT);
+      plot.addDomainMarker(cap);
+    }
     ChartUtils.saveChartAsPNG(png.toFile(), chart, 800, 450);
   }
 }

@@ -78,11 +78,29 @@ class ReportTest {
     Step b = step("50% of capacity", 100, of(4, 20), of(0), List.of());
     Path png = dir.resolve("plot.png");
 
-    Report.plot(new Capacity(200, 300, 60, 400), List.of(a, b), png);
+    Report.plot(
+        new Capacity(200, 300, 60, 400), List.of(Report.Point.of(a), Report.Point.of(b)), png);
 
     assertThat(Files.size(png)).isPositive();
     var image = ImageIO.read(png.toFile());
     assertThat(image.getWidth()).isEqualTo(800);
     assertThat(image.getHeight()).isEqualTo(450);
+  }
+
+  @Test
+  void theStepsOfAReportAreReadBackAsPoints() {
+    Step search = step("search 150/s", 150, of(9, 33), of(11, 76), List.of());
+    Step at50 = step("50% of capacity", 75, of(3, 12), of(4, 18), List.of());
+    Step first = step("first minute", 100, of(36, 243), of(42, 562), List.of());
+    Capacity capacity = Capacity.from(List.of(150.0), Map.of(150.0, 33L), 100);
+    String md =
+        Report.markdown(
+            OPTIONS, first, first, capacity, List.of(at50), List.of(first, search, at50));
+
+    assertThat(Report.points(md))
+        .containsExactly(
+            new Report.Point(150, 9, 33, 11, 76),
+            // the fractions' own table (rows "| 50 | 75 | ...") is not read twice
+            new Report.Point(75, 3, 12, 4, 18));
   }
 }
