@@ -7,6 +7,9 @@
 #
 #   ./local bench --open-loop [OpenLoopBench options, e.g. --rates 100,200,300 --seconds 30]
 #
+# OPEN_LOOP_JFR=FILE records the stack's JVM with JFR (settings=profile) for OPEN_LOOP_JFR_SECONDS (95:
+# the client warm-up and the first minute, with its 15 s of closes) from the moment it is ready.
+#
 # Output in OUT (bench-results/open-loop): open-loop.md (the tables and targets), open-loop.png
 # (the plot), gatling/ (Gatling's HTML report of every step), server.log. Exit 1 when an order of a
 # step ended wrong (the end-state check), 2 when the stack did not start.
@@ -43,6 +46,12 @@ grep -q '^ready' "$OUT/server.log" || { echo "./local up not ready, see $OUT/ser
 sim=$(awk '$1 == "WeChat" && $2 == "Pay" { print $3; exit }' "$OUT/server.log")
 jdbc=$(awk '$1 == "JDBC" && $2 == "URL" { print $3; exit }' "$OUT/server.log")
 user=$(awk '$1 == "JDBC" && $2 == "URL" { gsub(/\)/, "", $NF); print $NF; exit }' "$OUT/server.log")
+
+if [[ -n "${OPEN_LOOP_JFR:-}" ]]; then
+  # ./local execs java, so $server_pid is the stack's JVM
+  jcmd "$server_pid" JFR.start name=open-loop settings=profile \
+    duration="${OPEN_LOOP_JFR_SECONDS:-95}s" filename="$(realpath -m "$OPEN_LOOP_JFR")" >"$OUT/jfr.log" 2>&1
+fi
 
 # Gatling writes its run log through a private view of java.lang.String
 java -XX:+UseParallelGC --add-opens java.base/java.lang=ALL-UNNAMED \
