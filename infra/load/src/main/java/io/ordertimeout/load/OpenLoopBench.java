@@ -116,10 +116,7 @@ public final class OpenLoopBench {
     String report = Report.markdown(options, first, steady, capacity, table, steps);
     Files.writeString(options.out().resolve("open-loop.md"), report, StandardCharsets.UTF_8);
     List<Report.Point> points =
-        steps.stream()
-            .filter(st -> st.label().startsWith("search ") || st.label().endsWith("% of capacity"))
-            .map(Report.Point::of)
-            .toList();
+        steps.stream().filter(st -> Report.steadyState(st.label())).map(Report.Point::of).toList();
     if (!points.isEmpty()) {
       Report.plot(capacity, points, options.out().resolve("open-loop.png"));
     }
@@ -233,7 +230,6 @@ public final class OpenLoopBench {
     BusyCheck.Result check = BusyCheck.check(db, prefix, paid);
     String load = loadBefore + " / " + loadAverage();
     Histogram place = latencies.of("place");
-    List<String> violations = new ArrayList<>(check.violations());
     Step s =
         new Step(
             label,
@@ -245,7 +241,7 @@ public final class OpenLoopBench {
             check.placed(),
             check.paid(),
             check.closed(),
-            violations,
+            check.violations(),
             cpu,
             load);
     steps.add(s);

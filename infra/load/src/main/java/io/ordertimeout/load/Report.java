@@ -48,23 +48,16 @@ final class Report {
             + " load |\n");
     md.append("|---:|---:|---|---|---|---|---|---|\n");
     for (Step s : table) {
-      md.append("| ")
-          .append(s.label().replace("% of capacity", ""))
-          .append(" | ")
-          .append(OpenLoopBench.fmt(s.rate()))
-          .append(" | ")
-          .append(percentiles(s.place()))
-          .append(" | ")
-          .append(percentiles(s.closeLag()))
-          .append(" | ")
-          .append(orders(s))
-          .append(" | ")
-          .append(s.cpu().perOrder(s.placed()))
-          .append(" | ")
-          .append(s.ok() ? "OK" : "FAILED")
-          .append(" | ")
-          .append(s.load())
-          .append(" |\n");
+      row(
+          md,
+          s.label().replace("% of capacity", ""),
+          OpenLoopBench.fmt(s.rate()),
+          percentiles(s.place()),
+          percentiles(s.closeLag()),
+          orders(s),
+          s.cpu().perOrder(s.placed()),
+          s.ok() ? "OK" : "FAILED",
+          s.load());
     }
     md.append("\nEvery step, in order:\n\n");
     md.append(
@@ -73,31 +66,31 @@ final class Report {
             + " check | load |\n");
     md.append("|---|---:|---:|---|---:|---|---|---|---|---|\n");
     for (Step s : all) {
-      md.append("| ")
-          .append(s.label())
-          .append(" | ")
-          .append(OpenLoopBench.fmt(s.rate()))
-          .append(" | ")
-          .append(s.seconds())
-          .append(" | ")
-          .append(percentiles(s.place()))
-          .append(" | ")
-          .append(s.placeUnexpected())
-          .append(" | ")
-          .append(percentiles(s.closeLag()))
-          .append(" | ")
-          .append(orders(s))
-          .append(" | ")
-          .append(s.cpu().perOrder(s.placed()))
-          .append(" | ")
-          .append(s.ok() ? "OK" : "FAILED: " + String.join("; ", head(s.violations())))
-          .append(" | ")
-          .append(s.load())
-          .append(" |\n");
+      row(
+          md,
+          s.label(),
+          OpenLoopBench.fmt(s.rate()),
+          Integer.toString(s.seconds()),
+          percentiles(s.place()),
+          Long.toString(s.placeUnexpected()),
+          percentiles(s.closeLag()),
+          orders(s),
+          s.cpu().perOrder(s.placed()),
+          s.ok() ? "OK" : "FAILED: " + String.join("; ", head(s.violations())),
+          s.load());
     }
     md.append('\n');
     md.append(targets(o, first, steady, table));
     return md.toString();
+  }
+
+  private static void row(StringBuilder md, String... cells) {
+    md.append("| ").append(String.join(" | ", cells)).append(" |\n");
+  }
+
+  /** The steps measured at a steady rate: the capacity search's and the fractions of it. */
+  static boolean steadyState(String label) {
+    return label.matches("search .+|[\\d.]+% of capacity");
   }
 
   private static String targets(Options o, Step first, Step steady, List<Step> table) {
@@ -182,7 +175,7 @@ final class Report {
         continue;
       }
       String label = cells[1].trim();
-      if (!label.matches("search .+|[\\d.]+% of capacity")) {
+      if (!steadyState(label)) {
         continue;
       }
       String[] place = cells[4].trim().split(" / ");
