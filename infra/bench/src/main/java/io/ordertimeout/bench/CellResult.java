@@ -29,6 +29,41 @@ record CellResult(
     return closedTimeout == 0 ? Double.NaN : jvm.allocatedBytes() / (double) closedTimeout;
   }
 
+  /**
+   * CPU microseconds of this JVM per TIMEOUT close, less what the JIT compilers spent in the span
+   * (the steady-state cost of closing; the payer and drain poller are in it for every system).
+   */
+  double cpuMicrosPerCloseWithoutJit() {
+    if (closedTimeout == 0 || jvm.jitMillis() < 0) {
+      return Double.NaN;
+    }
+    return (cpuSeconds * 1e6 - jvm.jitMillis() * 1e3) / closedTimeout;
+  }
+
+  /** The same figures under another system label (a warm-up cell that failed is reported so). */
+  CellResult labelled(String label) {
+    return new CellResult(
+        scenario,
+        label,
+        orders,
+        closedTimeout,
+        paid,
+        unpaidLeft,
+        closedEarly,
+        lagMicros,
+        drainSeconds,
+        tailSeconds,
+        closesPerSecond,
+        cpuSeconds,
+        peakRssKb,
+        redisBytesPerOrder,
+        drained,
+        invariants,
+        loadAverage,
+        jvm,
+        notes);
+  }
+
   boolean invariantsOk() {
     return "OK".equals(invariants);
   }

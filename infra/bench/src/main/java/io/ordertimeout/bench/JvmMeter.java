@@ -16,21 +16,35 @@ final class JvmMeter {
   private static final com.sun.management.ThreadMXBean THREADS =
       (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
 
-  /** What happened between start and read. */
-  record Figures(long allocatedBytes, long gcCount, long gcMillis) {
-    static final Figures NONE = new Figures(0, 0, 0);
+  /**
+   * What happened between start and read. {@code jitMillis}: time the JIT compilers spent compiling
+   * (CompilationMXBean's accumulated compilation time, summed over compiler threads; -1 where the
+   * JVM does not report it), CPU the closing code did not use but a run on a JVM still warming up
+   * pays for.
+   */
+  record Figures(long allocatedBytes, long gcCount, long gcMillis, long jitMillis) {
+    static final Figures NONE = new Figures(0, 0, 0, 0);
   }
 
   private final Map<Long, Long> allocatedAtStart;
   private final long[] gcAtStart;
+  private final long jitAtStart;
 
-  private JvmMeter(Map<Long, Long> allocatedAtStart, long[] gcAtStart) {
+  private JvmMeter(Map<Long, Long> allocatedAtStart, long[] gcAtStart, long jitAtStart) {
     this.allocatedAtStart = allocatedAtStart;
     this.gcAtStart = gcAtStart;
+    this.jitAtStart = jitAtStart;
   }
 
   static JvmMeter start() {
-    return new JvmMeter(allocatedPerThread(), gc());
+    return new JvmMeter(allocatedPerThread(), gc(), jitMillis());
+  }
+
+  private static long jitMillis() {
+    var jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported()
+        ? jit.getTotalCompilationTime()
+        : -1;
   }
 
   Figures read() {
@@ -39,7 +53,12 @@ final class JvmMeter {
       allocated += Math.max(0, e.getValue() - allocatedAtStart.getOrDefault(e.getKey(), 0L));
     }
     long[] gc = gc();
-    return new Figures(allocated, gc[0] - gcAtStart[0], gc[1] - gcAtStart[1]);
+    long jit = jitMillis();
+    return new Figures(
+        allocated,
+        gc[0] - gcAtStart[0],
+        gc[1] - gcAtStart[1],
+        jit < 0 || jitAtStart < 0 ? -1 : jit - jitAtStart);
   }
 
   private static Map<Long, Long> allocatedPerThread() {

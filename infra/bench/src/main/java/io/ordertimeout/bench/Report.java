@@ -25,10 +25,10 @@ final class Report {
     StringBuilder md = new StringBuilder();
     md.append(
         "| scenario | system | orders | closed | paid | lag p50 ms | p99 ms | p99.9 ms | max ms |"
-            + " closes/s | drain s | tail s | CPU s | peak RSS MB | Redis B/order | invariants |"
+            + " closes/s | drain s | tail s | CPU s | JIT s | CPU us/close w/o JIT | peak RSS MB | Redis B/order | invariants |"
             + " rate vs otc | p99 vs otc | alloc KB/close | GCs | GC ms | load |\n");
     md.append(
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (CellResult r : results) {
       Optional<CellResult> otc =
           results.stream()
@@ -37,7 +37,8 @@ final class Report {
       md.append(
           String.format(
               Locale.ROOT,
-              "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %.0f |"
+              "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %s | %s |"
+                  + " %.0f |"
                   + " %.0f | %s | %s | %s | %.1f | %d | %d | %.1f |\n",
               r.scenario(),
               r.system(),
@@ -52,6 +53,12 @@ final class Report {
               r.drainSeconds(),
               r.tailSeconds(),
               r.cpuSeconds(),
+              r.jvm().jitMillis() < 0
+                  ? "-"
+                  : String.format(Locale.ROOT, "%.2f", r.jvm().jitMillis() / 1000.0),
+              Double.isNaN(r.cpuMicrosPerCloseWithoutJit())
+                  ? "-"
+                  : String.format(Locale.ROOT, "%.0f", r.cpuMicrosPerCloseWithoutJit()),
               r.peakRssKb() / 1024.0,
               r.redisBytesPerOrder(),
               r.invariantsOk() && r.drained() && r.unpaidLeft() == 0 && r.closedEarly() == 0

@@ -9,9 +9,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Every scenario against every system at 300 orders, with S1's minute and the cron periods scaled
- * down to 2%, so the bench cannot rot. Asserts correctness only (invariants, every order final,
- * none closed early, the report written), never a timing.
+ * Every scenario against every system at 300 orders, after a warm-up cell of 150 per system, with
+ * S1's minute and the cron periods scaled down to 2%, so the bench cannot rot. Asserts correctness
+ * only (invariants, every order final, none closed early, the report written), never a timing.
  */
 class BenchSmokeTest {
   @TempDir Path out;
@@ -27,6 +27,8 @@ class BenchSmokeTest {
               "0.02",
               "--place-orders",
               "200",
+              "--warmup-orders",
+              "150",
               "--out",
               out.toString()
             });
@@ -50,6 +52,8 @@ class BenchSmokeTest {
         .allMatch(paid -> paid > 0);
     assertThat(Files.readString(out.resolve("report.md")))
         .contains("| S3 | raw-sql |")
+        .contains("warm-up 150 orders of S1 per system before the measured cells, not reported")
+        .doesNotContain("| warm-up")
         .containsPattern("placement: [0-9.]+ KB allocated per placed order \\(200 placements");
     assertThat(Files.readString(out.resolve("lag.svg"))).contains("<polyline");
   }
