@@ -99,6 +99,7 @@ public final class OrderCloser {
   private final WeChatCloseStep weChat;
   private final PaymentService payments;
   private final Duration userPayingLimit;
+  private final TimerAcks acks;
 
   /**
    * @param userPayingLimit how long past its deadline an order whose payer is paying is looked at
@@ -120,6 +121,26 @@ public final class OrderCloser {
     this.weChat = weChat;
     this.payments = payments;
     this.userPayingLimit = Objects.requireNonNull(userPayingLimit, "userPayingLimit");
+    this.acks = (tenantId, ids) -> timers.remove(tenantId, DeadlineKind.PAYMENT_TIMEOUT, ids);
+  }
+
+  private OrderCloser(OrderCloser base, TimerAcks acks) {
+    this.tx = base.tx;
+    this.timers = base.timers;
+    this.time = base.time;
+    this.metrics = base.metrics;
+    this.weChat = base.weChat;
+    this.payments = base.payments;
+    this.userPayingLimit = base.userPayingLimit;
+    this.acks = Objects.requireNonNull(acks, "acks");
+  }
+
+  /**
+   * This closer acknowledging final orders' timers through {@code acks} instead of removing them
+   * itself (the sweep's: they ride on its next claim of their shard).
+   */
+  public OrderCloser withAcks(TimerAcks acks) {
+    return new OrderCloser(this, acks);
   }
 
   /**
@@ -321,7 +342,7 @@ public final class OrderCloser {
     result.closed().forEach(closed -> done.add(closed.orderId()));
     done.addAll(result.unknown());
     if (!done.isEmpty()) {
-      timers.remove(tenantId, DeadlineKind.PAYMENT_TIMEOUT, done);
+      acks.acknowledge(tenantId, done);
     }
     if (!result.notDue().isEmpty()) {
       // Move the timer to the deadline as the database sees it, in the claimer's clock: a Redis

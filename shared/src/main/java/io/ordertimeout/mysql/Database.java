@@ -176,6 +176,8 @@ public final class Database {
       {"forceConnectionTimeZoneToSession", "true"},
       {"rewriteBatchedStatements", "true"},
       {"cachePrepStmts", "true"},
+      {"prepStmtCacheSize", "250"},
+      {"prepStmtCacheSqlLimit", "2048"},
       {"useServerPrepStmts", "false"},
     };
     StringBuilder url = new StringBuilder(jdbcUrl);

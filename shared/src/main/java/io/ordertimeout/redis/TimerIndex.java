@@ -28,7 +28,7 @@ import java.util.zip.CRC32;
  * live in the same shard.
  */
 public final class TimerIndex {
-  private static final LuaScript CLAIM = LuaScript.load("claimDue-3");
+  private static final LuaScript CLAIM = LuaScript.load("claimDue-4");
   private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-1");
 
   private final RedisClusterCommands<String, String> redis;
@@ -183,25 +183,50 @@ public final class TimerIndex {
    * over the claimed sets' keys, read by the same script call.
    */
   public Claim claim(int shard, long nowMillis, long leaseMillis, Map<TimerSet, Integer> limits) {
+    return claim(shard, nowMillis, leaseMillis, limits, Map.of());
+  }
+
+  /**
+   * As {@link #claim(int, long, long, Map)}, removing first, in the same script call, the timers in
+   * {@code acks} (subject ids per set, all of this shard): the acknowledgements of subjects that
+   * are final since the last claim. A set only in {@code acks} is claimed from with limit 0 (its
+   * earliest score counts in the answer's next deadline) and is not in the answer's claims.
+   */
+  public Claim claim(
+      int shard,
+      long nowMillis,
+      long leaseMillis,
+      Map<TimerSet, Integer> limits,
+      Map<TimerSet, ? extends Collection<String>> acks) {
     List<TimerSet> sets = new ArrayList<>(limits.keySet());
+    acks.keySet().stream().filter(set -> !limits.containsKey(set)).forEach(sets::add);
     String[] keys = new String[sets.size()];
-    String[] args = new String[sets.size() + 2];
-    args[0] = Long.toString(nowMillis);
-    args[1] = Long.toString(leaseMillis);
+    List<String> args = new ArrayList<>(sets.size() * 2 + 2);
+    args.add(Long.toString(nowMillis));
+    args.add(Long.toString(leaseMillis));
     for (int i = 0; i < sets.size(); i++) {
-      keys[i] = timersKey(sets.get(i).tenantId(), shard, sets.get(i).kind());
-      args[i + 2] = Integer.toString(limits.get(sets.get(i)));
+      TimerSet set = sets.get(i);
+      keys[i] = timersKey(set.tenantId(), shard, set.kind());
+      args.add(Integer.toString(limits.getOrDefault(set, 0)));
     }
-    List<Object> perKey = CLAIM.run(redis, ScriptOutputType.MULTI, keys, args);
+    if (!acks.isEmpty()) {
+      for (TimerSet set : sets) {
+        Collection<String> ids = acks.containsKey(set) ? acks.get(set) : List.of();
+        args.add(Integer.toString(ids.size()));
+        ids.forEach(id -> args.add(set.kind().member(id)));
+      }
+    }
+    List<Object> perKey =
+        CLAIM.run(redis, ScriptOutputType.MULTI, keys, args.toArray(String[]::new));
     Map<TimerSet, List<String>> claimed = new LinkedHashMap<>();
-    for (int i = 0; i < sets.size(); i++) {
+    for (int i = 0; i < limits.size(); i++) {
       List<String> subjects = new ArrayList<>();
       for (Object member : (List<?>) perKey.get(i)) {
         subjects.add(DeadlineKind.subjectOf((String) member));
       }
       claimed.put(sets.get(i), subjects);
     }
-    String next = (String) perKey.get(sets.size());
+    String next = (String) perKey.get(keys.length);
     return new Claim(
         claimed, next.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next)));
   }

@@ -36,7 +36,8 @@ final class FairClaim {
       long nowMillis,
       long leaseMillis,
       List<String> tenants,
-      Map<DeadlineKind, Integer> budgets) {
+      Map<DeadlineKind, Integer> budgets,
+      Map<TimerSet, List<String>> acks) {
     Map<TimerSet, Integer> shares = new LinkedHashMap<>();
     budgets.forEach(
         (kind, budget) -> {
@@ -44,7 +45,7 @@ final class FairClaim {
           tenants.forEach(t -> shares.put(new TimerSet(t, kind), share));
         });
     Map<TimerSet, List<String>> got = new LinkedHashMap<>();
-    TimerIndex.Claim first = timers.claim(shard, nowMillis, leaseMillis, shares);
+    TimerIndex.Claim first = timers.claim(shard, nowMillis, leaseMillis, shares, acks);
     first.claimed().forEach((set, ids) -> got.put(set, new ArrayList<>(ids)));
     OptionalLong next = first.next();
     Map<TimerSet, Integer> seconds = leftovers(budgets, shares, got);

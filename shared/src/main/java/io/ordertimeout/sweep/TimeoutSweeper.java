@@ -17,9 +17,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SortedSet;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
@@ -83,6 +85,9 @@ public final class TimeoutSweeper {
   private final ClaimedCloser claimedCloser;
 
   private final NextDeadlines nextDue;
+
+  /** The closers' acknowledgements, removed with the next claim of their shard. */
+  private final PendingAcks acks;
 
   /** {@link #gatherMillis} of the settings' poll. */
   private final long gather;
@@ -188,7 +193,8 @@ public final class TimeoutSweeper {
     this.settings = settings;
     this.nextDue = new NextDeadlines(timers, settings.poll());
     this.gather = gatherMillis(settings.poll());
-    this.claimedCloser = new ClaimedCloser(closer, events, metrics);
+    this.acks = new PendingAcks(timers);
+    this.claimedCloser = new ClaimedCloser(closer.withAcks(acks), events, metrics);
   }
 
   /**
@@ -261,6 +267,7 @@ public final class TimeoutSweeper {
       // and a run that waited longer would be killed at its timeout with that minute's metrics.
       held.releaseAll();
       closers.close(Math.max(0, remainingMillis.getAsLong() - endReserveMillis()));
+      acks.flush(shard -> true);
     }
     return counters.stats(held.held().size(), (System.nanoTime() - started) / 1_000_000);
   }
@@ -317,7 +324,10 @@ public final class TimeoutSweeper {
       ChunkRunner closers,
       TimeBudget budget) {
     Map<TimerSet, List<String>> others = new LinkedHashMap<>();
-    Map<String, List<String>> claimed = claimAll(held, tenants, counters, others);
+    Set<Integer> visited = new HashSet<>();
+    Map<String, List<String>> claimed = claimAll(held, tenants, counters, others, visited);
+    // what no claim of this pass carried: the shards it did not claim, and any it no longer holds
+    acks.flush(shard -> !visited.contains(shard));
     int total = claimed.values().stream().mapToInt(List::size).sum();
     if (total > 0) {
       // Chunks never mix tenants: a closing transaction is one tenant's, like its statements.
@@ -360,7 +370,8 @@ public final class TimeoutSweeper {
       SortedSet<Integer> held,
       List<String> tenants,
       SweepCounters counters,
-      Map<TimerSet, List<String>> others) {
+      Map<TimerSet, List<String>> others,
+      Set<Integer> visited) {
     Map<String, List<String>> claimed = new LinkedHashMap<>();
     if (held.isEmpty() || tenants.isEmpty()) {
       return claimed;
@@ -388,6 +399,7 @@ public final class TimeoutSweeper {
       nextDue.forget(shard);
       int limit = settings.batch();
       FairClaim.Claimed got;
+      Map<TimerSet, List<String>> finished = acks.take(shard);
       try {
         got =
             FairClaim.claim(
@@ -396,8 +408,11 @@ public final class TimeoutSweeper {
                 now,
                 settings.claimLease().toMillis(),
                 open,
-                otherKinds.limits(limit));
+                otherKinds.limits(limit),
+                finished);
+        visited.add(shard);
       } catch (RuntimeException e) {
+        acks.putBack(shard, finished);
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
         log.warn("claiming shard {} failed; the other shards are swept: {}", shard, e.toString());

@@ -6,6 +6,7 @@ import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.redis.TimerIndex.TimerSet;
 import io.ordertimeout.testing.TestStack;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -14,9 +15,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The claim script answers the shard's earliest score left after claiming (claimDue-3.lua), which
+ * The claim script answers the shard's earliest score left after claiming (claimDue-4.lua), which
  * the sweep uses as the shard's next deadline instead of reading it again: it must be the true
- * earliest score over every claimed set's key, claimed members' lease expiries included.
+ * earliest score over every claimed set's key, claimed members' lease expiries included. It also
+ * removes, before claiming, the timers the sweep acknowledges with the claim.
  */
 class TimerClaimNextTest {
   private TestStack stack;
@@ -62,5 +64,51 @@ class TimerClaimNextTest {
         .isEqualTo(OptionalLong.of(now + 60_000));
     timers.remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, List.of("due-1", "due-2"));
     assertThat(timers.claim(0, now, 60_000, limits).next()).isEmpty();
+  }
+
+  @Test
+  void acknowledgementsRideOnTheClaimAndGoBeforeIt() {
+    stack = TestStack.create("claim-acks", c -> c.toBuilder().timerShards(1).build(), null);
+    TimerIndex timers = stack.app().timers();
+    long now = stack.app().time().nowMillis();
+    String other = "tenant-b";
+    TimerSet mine = new TimerSet(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT);
+    TimerSet theirs = new TimerSet(other, DeadlineKind.PAYMENT_TIMEOUT);
+    // 450 finished orders (more than one ZREM chunk of 200), claimed before: leased now
+    List<String> finished = new ArrayList<>();
+    Map<String, Long> deadlines = new LinkedHashMap<>();
+    for (int i = 0; i < 450; i++) {
+      finished.add(String.format("done-%03d", i));
+      deadlines.put(finished.get(i), now + 60_000);
+    }
+    timers.scheduleAll(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, deadlines);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "due-1", now - 1_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "later", now + 9_000);
+    timers.schedule(other, DeadlineKind.PAYMENT_TIMEOUT, "b-done", now + 30_000);
+    timers.schedule(other, DeadlineKind.PAYMENT_TIMEOUT, "b-due", now - 500);
+
+    // tenant-b is acknowledged only (not claimed from this call: limit 0 for its set)
+    TimerIndex.Claim claim =
+        timers.claim(
+            0, now, 60_000, Map.of(mine, 10), Map.of(mine, finished, theirs, List.of("b-done")));
+
+    assertThat(claim.claimed()).containsOnlyKeys(mine);
+    assertThat(claim.claimed().get(mine)).containsExactly("due-1");
+    assertThat(claim.next())
+        .as("the acknowledged timers are gone before the next deadline is read: b-due is left")
+        .isEqualTo(OptionalLong.of(now - 500));
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, "done-000")).isEmpty();
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, "done-449")).isEmpty();
+    assertThat(timers.deadlineOf(other, "b-done")).isEmpty();
+    assertThat(timers.deadlineOf(other, "b-due")).as("not claimed: limit 0").hasValue(now - 500);
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, "later")).hasValue(now + 9_000);
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, "due-1")).hasValue(now + 60_000);
+    // acknowledging again is harmless: nothing left to remove, the claim goes on
+    assertThat(
+            timers
+                .claim(0, now, 60_000, Map.of(mine, 10), Map.of(mine, List.of("done-000")))
+                .claimed()
+                .get(mine))
+        .isEmpty();
   }
 }

@@ -30,7 +30,7 @@ import java.util.concurrent.TimeUnit;
  * (Lettuce async, one connection), then the ZREMs of everything they returned at once: two round
  * trips per pass instead of two per shard. The sweep could do the same (its pass already claims
  * every held shard before closing). The pipelined engine runs the production script itself, {@code
- * /redis/claimDue-3.lua} from shared's jar, in its one-key form (the payment-timeout key of a
+ * /redis/claimDue-4.lua} from shared's jar, in its one-key form (the payment-timeout key of a
  * shard, one limit): it answers one array per key, so the claims are its first element.
  */
 final class LeaseClaimEngine implements TriggerEngine {
@@ -49,7 +49,7 @@ final class LeaseClaimEngine implements TriggerEngine {
   private final String sha;
 
   /** The production claim script, which {@link TimerIndex#claimDue} runs too. */
-  static final String CLAIM_SCRIPT = "/redis/claimDue-3.lua";
+  static final String CLAIM_SCRIPT = "/redis/claimDue-4.lua";
 
   @SuppressWarnings("unchecked")
   LeaseClaimEngine(String name, String redisUri, String prefix, boolean pipelined) {
@@ -143,7 +143,7 @@ final class LeaseClaimEngine implements TriggerEngine {
     List<RedisFuture<Long>> removes = new ArrayList<>();
     List<List<String>> claimed = new ArrayList<>();
     for (int i = 0; i < claims.size(); i++) {
-      // claimDue-3 answers one array per key; one key here
+      // claimDue-4 answers one array per key; one key here
       @SuppressWarnings("unchecked")
       List<String> ids = (List<String>) claims.get(i).get(5, TimeUnit.SECONDS).get(0);
       // one pipelined round: each call's latency is the round's time until its reply

@@ -19,7 +19,7 @@ import java.util.Map;
  * <ul>
  *   <li>{@code otc}: {@link io.ordertimeout.redis.TimerIndex#claimDue} then {@code remove}, the
  *       production calls;
- *   <li>{@code otc-pipelined}: the same script ({@code claimDue-3.lua}, one key per call), claims
+ *   <li>{@code otc-pipelined}: the same script ({@code claimDue-4.lua}, one key per call), claims
  *       and ZREMs pipelined across a worker's shards;
  *   <li>{@code redisson}: RDelayedQueue, see {@link RedissonDelayedEngine}.
  * </ul>

@@ -5,6 +5,11 @@
   the lease runs out; one that succeeds removes them (ZREM) after its commit. Claim and lease happen
   in one atomic step: no window in which a popped member lives only in a worker's memory.
 
+  The removals may ride on the shard's next claim: a sweep acknowledges the timers its closers
+  finished since its last claim of the shard in the same call, before claiming, instead of one ZREM
+  round trip per shard after each commit. A removal is unconditional (the order is final in the
+  database, so no timer of it is due any more) and idempotent.
+
   Each kind has its own key and limit, so a burst of one kind (coupons all valid until midnight)
   cannot take the claims of another (payment timeouts due in the same second).
 
@@ -13,7 +18,9 @@
              timeout), score = deadline epoch ms (lease expiry once claimed); all in one shard's slot
     ARGV[1]  now      epoch ms of the one clock all workers share (Redis TIME, read by the caller)
     ARGV[2]  lease    ms a claim stays invisible to other claimers
-    ARGV[2+i] limit   max members of kind i claimed in this call
+    ARGV[2+i] limit   max members of kind i claimed in this call (0: only its removals)
+    then, optional, for each key i in order: a count c_i and c_i members to remove from it before
+    the claim (the acknowledgements); no arguments after the limits: nothing is removed
   Output:
     array with one array per key: its claimed members, oldest deadline first; then one more
     element: the earliest score left over all the keys after the claim (the shard's next deadline
@@ -25,8 +32,20 @@ local rcall = redis.call
 local now = tonumber(ARGV[1])
 local leaseUntil = now + tonumber(ARGV[2])
 
+local n = #KEYS
+local at = 3 + n
+for k = 1, n do
+  local count = tonumber(ARGV[at] or "0")
+  at = at + 1
+  -- ZREM in chunks of 200 members (unpack's C stack, as below)
+  for from = at, at + count - 1, 200 do
+    rcall("ZREM", KEYS[k], unpack(ARGV, from, math.min(from + 199, at + count - 1)))
+  end
+  at = at + count
+end
+
 local claimed = {}
-for k = 1, #KEYS do
+for k = 1, n do
   local limit = tonumber(ARGV[2 + k])
   local due = {}
   if limit > 0 then
