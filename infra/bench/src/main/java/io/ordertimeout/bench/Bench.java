@@ -118,7 +118,9 @@ public final class Bench {
             + " drain (payer and drain poller included) / TIMEOUT closes; GCs / GC ms = collections"
             + " and their time (pauses; G1's concurrent cycles excluded) over the same span; JIT s ="
             + " time the JIT compilers spent compiling over the same span (CompilationMXBean), and"
-            + " CPU us/close w/o JIT = (CPU s - JIT s) / TIMEOUT closes.\n\n"
+            + " CPU us/close w/o JIT = (CPU s - JIT s) / TIMEOUT closes; Redis and MariaDB CPU"
+            + " us/close = each server's CPU over the same span (INFO cpu; the mariadbd process) /"
+            + " TIMEOUT closes.\n\n"
             + placement;
     Report.write(settings.out(), header, results, descriptions);
     if (print) {

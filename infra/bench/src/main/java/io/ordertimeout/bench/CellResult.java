@@ -16,6 +16,8 @@ record CellResult(
     double tailSeconds,
     double closesPerSecond,
     double cpuSeconds,
+    double redisCpuSeconds,
+    double dbCpuSeconds,
     long peakRssKb,
     double redisBytesPerOrder,
     boolean drained,
@@ -40,6 +42,18 @@ record CellResult(
     return (cpuSeconds * 1e6 - jvm.jitMillis() * 1e3) / closedTimeout;
   }
 
+  /** CPU microseconds of the Redis server per TIMEOUT close over the cell (INFO cpu). */
+  double redisCpuMicrosPerClose() {
+    return closedTimeout == 0 || redisCpuSeconds < 0
+        ? Double.NaN
+        : redisCpuSeconds * 1e6 / closedTimeout;
+  }
+
+  /** CPU microseconds of the embedded MariaDB server per TIMEOUT close over the cell. */
+  double dbCpuMicrosPerClose() {
+    return closedTimeout == 0 || dbCpuSeconds < 0 ? Double.NaN : dbCpuSeconds * 1e6 / closedTimeout;
+  }
+
   /** The same figures under another system label (a warm-up cell that failed is reported so). */
   CellResult labelled(String label) {
     return new CellResult(
@@ -55,6 +69,8 @@ record CellResult(
         tailSeconds,
         closesPerSecond,
         cpuSeconds,
+        redisCpuSeconds,
+        dbCpuSeconds,
         peakRssKb,
         redisBytesPerOrder,
         drained,

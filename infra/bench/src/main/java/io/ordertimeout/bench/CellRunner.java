@@ -125,7 +125,10 @@ final class CellRunner {
               + Duration.between(base, runStart).toMillis()
               + " ms (lag counted from run start)");
     }
+    RedisServerStats redisStats = new RedisServerStats(servers.redisUri());
+    redisStats.start();
     long cpuBefore = ProcStats.cpuNanos();
+    long dbCpuBefore = ProcStats.mariadbCpuNanos();
     JvmMeter meter = JvmMeter.start();
     system.start();
     Payer payer = new Payer(ds, orders, baseEpoch, system::onPaid);
@@ -140,6 +143,13 @@ final class CellRunner {
     system.stop();
     payer.stop();
     long cpuNanos = ProcStats.cpuNanos() - cpuBefore;
+    long dbCpuAfter = ProcStats.mariadbCpuNanos();
+    double dbCpu = dbCpuBefore < 0 || dbCpuAfter < 0 ? -1 : (dbCpuAfter - dbCpuBefore) / 1e9;
+    double redisCpu;
+    try (redisStats) {
+      redisCpu = redisStats.cpuSeconds();
+      notes.add("redis: " + redisStats.commands(orders.size()).replace("us/timer", "us/order"));
+    }
     long peakKb = ProcStats.peakRssKb();
     if (scenario.prepaidShare() > 0) {
       notes.add(
@@ -162,6 +172,8 @@ final class CellRunner {
         runStart,
         drained,
         cpuNanos,
+        redisCpu,
+        dbCpu,
         peakKb,
         (redisAfter - redisBefore) / (double) orders.size(),
         payer.paid(),
@@ -198,6 +210,8 @@ final class CellRunner {
       LocalDateTime runStart,
       boolean drained,
       long cpuNanos,
+      double redisCpuSeconds,
+      double dbCpuSeconds,
       long peakKb,
       double redisPerOrder,
       long paid,
@@ -240,6 +254,8 @@ final class CellRunner {
           window[1],
           window[0] > 0 ? closed / window[0] : 0,
           cpuNanos / 1e9,
+          redisCpuSeconds,
+          dbCpuSeconds,
           peakKb,
           redisPerOrder,
           drained,

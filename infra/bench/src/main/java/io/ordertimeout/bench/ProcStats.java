@@ -21,6 +21,25 @@ final class ProcStats {
   }
 
   /**
+   * CPU time of the embedded MariaDB server (a descendant process of this JVM named mariadbd), ns;
+   * -1 when it is not this JVM's child (external servers through OTC_MYSQL_URL) or unknown.
+   */
+  static long mariadbCpuNanos() {
+    return ProcessHandle.current()
+        .descendants()
+        .filter(
+            p ->
+                p.info()
+                    .command()
+                    .map(c -> Path.of(c).getFileName().toString().startsWith("mariadbd"))
+                    .orElse(false))
+        .findFirst()
+        .flatMap(p -> p.info().totalCpuDuration())
+        .map(java.time.Duration::toNanos)
+        .orElse(-1L);
+  }
+
+  /**
    * Resets VmHWM to the current RSS (Linux: "5" to clear_refs), so the peak of one run is not the
    * peak of the seeding before it. Returns false where the kernel refuses.
    */

@@ -25,10 +25,10 @@ final class Report {
     StringBuilder md = new StringBuilder();
     md.append(
         "| scenario | system | orders | closed | paid | lag p50 ms | p99 ms | p99.9 ms | max ms |"
-            + " closes/s | drain s | tail s | CPU s | JIT s | CPU us/close w/o JIT | peak RSS MB | Redis B/order | invariants |"
+            + " closes/s | drain s | tail s | CPU s | JIT s | CPU us/close w/o JIT | Redis CPU us/close | MariaDB CPU us/close | peak RSS MB | Redis B/order | invariants |"
             + " rate vs otc | p99 vs otc | alloc KB/close | GCs | GC ms | load |\n");
     md.append(
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|\n");
     for (CellResult r : results) {
       Optional<CellResult> otc =
           results.stream()
@@ -38,7 +38,7 @@ final class Report {
           String.format(
               Locale.ROOT,
               "| %s | %s | %d | %d | %d | %s | %s | %s | %s | %.0f | %.2f | %.2f | %.2f | %s | %s |"
-                  + " %.0f |"
+                  + " %s | %s | %.0f |"
                   + " %.0f | %s | %s | %s | %.1f | %d | %d | %.1f |\n",
               r.scenario(),
               r.system(),
@@ -59,6 +59,12 @@ final class Report {
               Double.isNaN(r.cpuMicrosPerCloseWithoutJit())
                   ? "-"
                   : String.format(Locale.ROOT, "%.0f", r.cpuMicrosPerCloseWithoutJit()),
+              Double.isNaN(r.redisCpuMicrosPerClose())
+                  ? "-"
+                  : String.format(Locale.ROOT, "%.0f", r.redisCpuMicrosPerClose()),
+              Double.isNaN(r.dbCpuMicrosPerClose())
+                  ? "-"
+                  : String.format(Locale.ROOT, "%.0f", r.dbCpuMicrosPerClose()),
               r.peakRssKb() / 1024.0,
               r.redisBytesPerOrder(),
               r.invariantsOk() && r.drained() && r.unpaidLeft() == 0 && r.closedEarly() == 0

@@ -47,6 +47,13 @@ class BenchSmokeTest {
       // closing allocates: a meter reading zero would mean it counted no thread of the closer
       assertThat(r.allocatedBytesPerClose()).as(cell).isPositive();
       assertThat(r.jvm().gcCount()).as(cell).isNotNegative();
+      // every tier's CPU is read from the server or the OS: zero would mean the reading is broken
+      if (!r.system().equals("raw-sql")) {
+        assertThat(r.redisCpuMicrosPerClose()).as(cell).isPositive();
+      }
+      if (System.getenv("OTC_MYSQL_URL") == null) {
+        assertThat(r.dbCpuMicrosPerClose()).as(cell + " (the embedded MariaDB)").isPositive();
+      }
     }
     assertThat(results.stream().filter(r -> r.scenario().equals("S1")).mapToLong(r -> r.paid()))
         .allMatch(paid -> paid > 0);
@@ -54,6 +61,7 @@ class BenchSmokeTest {
         .contains("| S3 | raw-sql |")
         .contains("warm-up 150 orders of S1 per system before the measured cells, not reported")
         .doesNotContain("| warm-up")
+        .contains("| JIT s | CPU us/close w/o JIT | Redis CPU us/close | MariaDB CPU us/close |")
         .containsPattern("placement: [0-9.]+ KB allocated per placed order \\(200 placements");
     assertThat(Files.readString(out.resolve("lag.svg"))).contains("<polyline");
   }
