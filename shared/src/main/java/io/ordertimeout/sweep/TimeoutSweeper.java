@@ -1,6 +1,7 @@
 package io.ordertimeout.sweep;
 
 import io.ordertimeout.close.OrderCloser;
+import io.ordertimeout.config.SweepSettings;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.lifecycle.DueHandlers;
 import io.ordertimeout.loop.PollingLoop;
@@ -58,12 +59,6 @@ public final class TimeoutSweeper {
    */
   static final long END_RESERVE_MILLIS = 1_000;
 
-  /**
-   * The shortest time from the start of a pass that claimed orders to the start of the next one, as
-   * a share of the poll ({@link #gatherMillis}).
-   */
-  static final int GATHER_SHARE_OF_POLL = 4;
-
   /** Each other deadline kind's claim budget per shard and pass (config.DeadlineSettings). */
   public static final int DEFAULT_KIND_BATCH = 200;
 
@@ -89,7 +84,7 @@ public final class TimeoutSweeper {
   /** The closers' acknowledgements, removed with the next claim of their shard. */
   private final PendingAcks acks;
 
-  /** {@link #gatherMillis} of the settings' poll. */
+  /** The settings' gather, ms. */
   private final long gather;
 
   /** Whether the last pass took its full limit from some shard, i.e. more may be due already. */
@@ -105,7 +100,14 @@ public final class TimeoutSweeper {
    * batch's WeChat step can take (zero without a payment gateway): a pass is started only when it
    * fits before the margin, and its batch is closed inline only when the measured closing time fits
    * too (else handed to the stream). {@code runs} runs are expected live at once and share the
-   * shards; an older one hands over to them (ShardLeaseSet).
+   * shards; an older one hands over to them (ShardLeaseSet). {@code gather} is how long after the
+   * start of a pass that claimed orders (but not a full batch) the next one starts at the earliest,
+   * even when a deadline is due sooner: in steady traffic some shard always has a deadline a
+   * millisecond or two away, and a sweep that woke at the earliest one passed again as soon as the
+   * last pass ended (bench S1: 7,663 passes of 21 orders in its minute), each pass a claim per
+   * shard and a closing transaction. Gathering makes passes fewer and transactions larger; it never
+   * lets a deadline be missed, only claimed later, by at most the gather, and a full pass (a
+   * backlog) goes on at once.
    */
   public record Settings(
       int batch,
@@ -115,7 +117,8 @@ public final class TimeoutSweeper {
       int parallelism,
       Duration weChatStep,
       int kindBatch,
-      int runs) {
+      int runs,
+      Duration gather) {
     public Settings {
       if (parallelism < 1) {
         throw new IllegalArgumentException("sweep parallelism must be >= 1, was " + parallelism);
@@ -123,6 +126,31 @@ public final class TimeoutSweeper {
       if (runs < 1) {
         throw new IllegalArgumentException("sweep runs must be >= 1, was " + runs);
       }
+      if (gather.isNegative()) {
+        throw new IllegalArgumentException("sweep gather must be >= 0, was " + gather);
+      }
+    }
+
+    /** With the default gather (SweepSettings.DEFAULT_GATHER). */
+    public Settings(
+        int batch,
+        Duration claimLease,
+        Duration poll,
+        Duration margin,
+        int parallelism,
+        Duration weChatStep,
+        int kindBatch,
+        int runs) {
+      this(
+          batch,
+          claimLease,
+          poll,
+          margin,
+          parallelism,
+          weChatStep,
+          kindBatch,
+          runs,
+          SweepSettings.DEFAULT_GATHER);
     }
 
     /** One run at a time (the minute schedule's). */
@@ -192,7 +220,7 @@ public final class TimeoutSweeper {
     this.metrics = metrics;
     this.settings = settings;
     this.nextDue = new NextDeadlines(timers, settings.poll());
-    this.gather = gatherMillis(settings.poll());
+    this.gather = settings.gather().toMillis();
     this.acks = new PendingAcks(timers);
     this.claimedCloser = new ClaimedCloser(closer.withAcks(acks), events, metrics);
   }
@@ -237,7 +265,7 @@ public final class TimeoutSweeper {
                 return 0;
               }
               // Nothing more is due now: another pass would only cost a claim per shard. After a
-              // pass that claimed, the next one gathers for a while (gatherMillis) even when a
+              // pass that claimed, the next one gathers for a while (Settings#gather) even when a
               // deadline is due sooner.
               long wait = nextDue.waitMillis(held.held(), tenants, time.nowMillis());
               if (claimed > 0) {
@@ -270,21 +298,6 @@ public final class TimeoutSweeper {
       acks.flush(shard -> true);
     }
     return counters.stats(held.held().size(), (System.nanoTime() - started) / 1_000_000);
-  }
-
-  /**
-   * How long after the start of a pass that claimed orders (but not a full batch) the next pass
-   * starts at the earliest, even when a deadline is due sooner: a quarter of the poll, 12 ms at the
-   * default 50 ms. In steady traffic some shard always has a deadline a millisecond or two away, so
-   * a sweep that woke at the earliest one started its next pass as soon as the last one ended
-   * (bench S1, full size: 7,663 passes of 21 orders in its minute), and each pass cost a claim per
-   * shard, a closing transaction of ~9 statements and a ZREM per shard after its commit. Gathering
-   * makes the passes fewer and their transactions larger. It never lets a deadline be missed, only
-   * claimed later, by at most this: the wait stays bounded by the poll, the leases, the hand-over
-   * and the time budget are untouched, and a full pass (a backlog) still goes on at once.
-   */
-  static long gatherMillis(Duration poll) {
-    return poll.toMillis() / GATHER_SHARE_OF_POLL;
   }
 
   /** A lease token carrying this run's start on Redis' clock (the host's if Redis is down). */

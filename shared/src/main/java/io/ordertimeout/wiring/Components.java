@@ -330,7 +330,8 @@ public final class Components implements AutoCloseable {
             // without a gateway prepaid orders fail the step at once, without a call
             gateway == null ? Duration.ZERO : config.waits().weChatStep(),
             config.deadlines().kindBatch(),
-            config.sweep().runs()),
+            config.sweep().runs(),
+            config.sweep().gather()),
         tenants::all,
         DueHandlers.of(transitions, coupons));
   }

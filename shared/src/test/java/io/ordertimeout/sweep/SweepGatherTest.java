@@ -1,7 +1,9 @@
 package io.ordertimeout.sweep;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.TenantIds;
@@ -9,7 +11,9 @@ import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,8 +21,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * After a pass that claimed orders, the sweep gathers for a quarter of the poll before the next one
- * (TimeoutSweeper#gatherMillis): a steady trickle of deadlines, each a few milliseconds after the
+ * After a pass that claimed orders, the sweep gathers before the next one (OTC_SWEEP_GATHER_MS,
+ * TimeoutSweeper.Settings#gather): a steady trickle of deadlines, each a few milliseconds after the
  * last, closes in a few transactions of several orders instead of one transaction per order or two,
  * and still every order closes, none before its deadline.
  */
@@ -26,6 +30,7 @@ class SweepGatherTest {
   private static final ExecutorService THREADS = Executors.newCachedThreadPool();
   private static final int ORDERS = 40;
   private static final Duration POLL = Duration.ofSeconds(2);
+  private static final Duration GATHER = Duration.ofMillis(500);
 
   private TestStack stack;
 
@@ -38,15 +43,23 @@ class SweepGatherTest {
   }
 
   @Test
-  void theGatherIsAShareOfThePollSoTheWaitStaysBoundedByIt() {
-    assertThat(TimeoutSweeper.gatherMillis(Duration.ofMillis(50))).isEqualTo(12);
-    assertThat(TimeoutSweeper.gatherMillis(POLL)).isEqualTo(500).isLessThan(POLL.toMillis());
-    assertThat(TimeoutSweeper.gatherMillis(Duration.ofMillis(1))).isZero();
+  void theGatherIsConfiguredWith12MsByDefaultAndABadValueIsRefusedClearly() {
+    Map<String, String> env = new HashMap<>();
+    env.put("OTC_MYSQL_URL", "jdbc:mysql://localhost/otc");
+    env.put("OTC_REDIS_URI", "redis://localhost");
+    assertThat(OtcConfig.fromEnvironment(env).sweep().gather()).isEqualTo(Duration.ofMillis(12));
+    env.put("OTC_SWEEP_GATHER_MS", "100");
+    assertThat(OtcConfig.fromEnvironment(env).sweep().gather()).isEqualTo(Duration.ofMillis(100));
+    env.put("OTC_SWEEP_GATHER_MS", "-1");
+    assertThatThrownBy(() -> OtcConfig.fromEnvironment(env))
+        .hasMessageContaining("OTC_SWEEP_GATHER_MS must be 0..5000, was -1");
   }
 
   @Test
   void aTrickleOfDeadlinesClosesInFewTransactionsAndNoneEarly() throws Exception {
-    stack = TestStack.create("sweep-gather", c -> c.toBuilder().sweepPoll(POLL).build(), null);
+    stack =
+        TestStack.create(
+            "sweep-gather", c -> c.toBuilder().sweepPoll(POLL).sweepGather(GATHER).build(), null);
     stack.seedSku("sku-g", 1_000);
     List<String> ids =
         stack.bulkPlace("g-", ORDERS, Duration.ofSeconds(3), n -> new OrderItem("sku-g", 1));
@@ -88,6 +101,6 @@ class SweepGatherTest {
     long transactions = stack.count("SELECT COUNT(DISTINCT closed_at) FROM orders");
     assertThat(transactions)
         .as("closing transactions for %d orders due over %d ms", ORDERS, spanMillis)
-        .isLessThanOrEqualTo(spanMillis / TimeoutSweeper.gatherMillis(POLL) + 3);
+        .isLessThanOrEqualTo(spanMillis / GATHER.toMillis() + 3);
   }
 }

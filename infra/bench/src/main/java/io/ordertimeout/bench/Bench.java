@@ -133,7 +133,20 @@ public final class Bench {
   }
 
   private static void describeSystems(Map<String, String> d, BenchSettings settings) {
-    d.put("otc", "this system (TimeoutSweeper, Redis timer index, OrderCloser)");
+    d.put(
+        "otc",
+        "this system (TimeoutSweeper, Redis timer index, OrderCloser), gather "
+            + io.ordertimeout.config.SweepSettings.DEFAULT_GATHER.toMillis()
+            + " ms");
+    settings.systems().stream()
+        .filter(s -> CellRunner.gatherOf(s) >= 0)
+        .forEach(
+            s ->
+                d.put(
+                    s,
+                    "this system with OTC_SWEEP_GATHER_MS="
+                        + CellRunner.gatherOf(s)
+                        + ": fewer, larger passes, each deadline claimed up to that much later"));
     d.put(
         "redisson",
         "Redisson RDelayedQueue -> "

@@ -39,6 +39,16 @@ final class CellRunner {
     return run(scenario, orders, systemName, app -> newSystem(systemName, app));
   }
 
+  /** The gather of a system named {@code otc-gather-<ms>}, else -1. */
+  static int gatherOf(String systemName) {
+    return systemName.startsWith(GATHER_SYSTEM)
+        ? Integer.parseInt(systemName.substring(GATHER_SYSTEM.length()))
+        : -1;
+  }
+
+  /** This system with another OTC_SWEEP_GATHER_MS: {@code otc-gather-100}. */
+  static final String GATHER_SYSTEM = "otc-gather-";
+
   /** Runs a system built by {@code factory} (tests run deliberately broken baselines this way). */
   CellResult run(
       Scenario scenario,
@@ -46,8 +56,9 @@ final class CellRunner {
       String label,
       Function<Components, ClosingSystem> factory)
       throws Exception {
-    String schema = servers.createSchema("bench_" + scenario.name() + "_" + label);
-    try (Components app = new Components(config(schema))) {
+    String schema =
+        servers.createSchema("bench_" + scenario.name() + "_" + label.replace('-', '_'));
+    try (Components app = new Components(config(schema, gatherOf(label)))) {
       BenchSeeder.seed(app.dataSource(), orders);
       try (ClosingSystem system = factory.apply(app)) {
         return measure(scenario, orders, app, system);
@@ -58,7 +69,14 @@ final class CellRunner {
   }
 
   OtcConfig config(String schema) {
+    return config(schema, -1);
+  }
+
+  private OtcConfig config(String schema, int gatherMillis) {
     Map<String, String> env = new HashMap<>();
+    if (gatherMillis >= 0) {
+      env.put("OTC_SWEEP_GATHER_MS", Integer.toString(gatherMillis));
+    }
     env.put("OTC_MYSQL_URL", servers.jdbcUrl(schema));
     env.put("OTC_MYSQL_USER", servers.mysqlUser());
     env.put("OTC_MYSQL_PASSWORD", servers.mysqlPassword());
@@ -73,6 +91,9 @@ final class CellRunner {
   }
 
   private ClosingSystem newSystem(String name, Components app) {
+    if (gatherOf(name) >= 0) {
+      return new OtcSystem(app, settings.parallelism(), name);
+    }
     return switch (name) {
       case "otc" -> new OtcSystem(app, settings.parallelism());
       case "redisson" ->
@@ -93,7 +114,13 @@ final class CellRunner {
           new RawSqlSystem(app.dataSource(), settings.rawThreads(), settings.rawBatch());
       default ->
           throw new IllegalArgumentException(
-              "unknown system '" + name + "'; known: " + BenchSettings.ALL_SYSTEMS);
+              "unknown system '"
+                  + name
+                  + "'; known: "
+                  + BenchSettings.ALL_SYSTEMS
+                  + " and "
+                  + GATHER_SYSTEM
+                  + "<ms> (this system with OTC_SWEEP_GATHER_MS=<ms>)");
     };
   }
 

@@ -13,19 +13,26 @@ import java.util.Map;
 final class OtcSystem implements ClosingSystem {
   private final Components app;
   private final int parallelism;
+  private final String name;
   private TimeoutSweeper sweeper;
   private Thread thread;
   private volatile SweepStats stats;
 
   /** {@code parallelism} 0: the sweeper as Components wires it; else that many closer threads. */
   OtcSystem(Components app, int parallelism) {
+    this(app, parallelism, "otc");
+  }
+
+  /** Under another name: the same system with other settings ({@code otc-gather-100}). */
+  OtcSystem(Components app, int parallelism, String name) {
     this.app = app;
     this.parallelism = parallelism;
+    this.name = name;
   }
 
   @Override
   public String name() {
-    return "otc";
+    return name;
   }
 
   @Override
@@ -36,6 +43,8 @@ final class OtcSystem implements ClosingSystem {
         + app.config().sweepBatch()
         + ", poll "
         + app.config().sweepPoll().toMillis()
+        + " ms, gather "
+        + app.config().sweep().gather().toMillis()
         + " ms, DB pool "
         + app.config().dbPoolSize();
   }

@@ -66,6 +66,9 @@ class TemplateConsistencyTest {
           Map.entry("OTC_MYSQL_PASSWORD", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
           Map.entry(
               "OTC_SWEEP_RUNS", "tunable, default 1: sweep runs expected at once (SweepSettings)"),
+          Map.entry(
+              "OTC_SWEEP_GATHER_MS",
+              "tunable, default 12: the sweep's trade of close lag for CPU (SweepSettings)"),
           Map.entry("OTC_STREAM_RUNS", "tunable, default 1: consumer runs expected at once"),
           Map.entry("OTC_DB_POOL_SIZE", "tunable with a default sized for Lambda (OtcConfig)"),
           Map.entry(
