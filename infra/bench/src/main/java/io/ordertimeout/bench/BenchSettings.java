@@ -27,11 +27,11 @@ record BenchSettings(
 
   /**
    * Orders of the warm-up cell each system runs before the measured ones: S1's shape at its rate
-   * (deadlines over a tenth of its spread), enough for the JIT to compile the closing paths every
-   * system shares (JDBC driver, Lettuce, the closer), so the first measured system does not pay the
-   * JVM's warm-up alone.
+   * (18 s of it), enough for the JIT to compile the closing paths every system shares (JDBC driver,
+   * Lettuce, the closer) for the profile of the measured cells, so the first measured system does
+   * not pay the JVM's warm-up alone.
    */
-  static final int WARMUP_ORDERS = 20_000;
+  static final int WARMUP_ORDERS = 60_000;
 
   static BenchSettings parse(String[] args) {
     return new BenchSettings(
