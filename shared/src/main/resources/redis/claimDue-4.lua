@@ -22,11 +22,15 @@
     then, optional, for each key i in order: a count c_i and c_i members to remove from it before
     the claim (the acknowledgements); no arguments after the limits: nothing is removed
   Output:
-    array with one array per key: its claimed members, oldest deadline first; then one more
-    element: the earliest score left over all the keys after the claim (the shard's next deadline
-    or lease expiry) as a string, or "" when they are empty. The sweep learns each shard's next
-    deadline from its claim this way instead of reading it again in a second round trip (at 3,333
-    due/s every pass claims every shard: 16 claims and 16 reads a pass before).
+    array with one array per key: its claimed members, oldest deadline first; then one more element
+    per key: the earliest score left in it after the claim (a deadline or a lease expiry) as a
+    string, or "" when it is empty. The sweep learns each shard's next deadline from its claim this
+    way (the lowest over the shard's keys) instead of reading it again in a second round trip (at
+    3,333 due/s every pass claims every shard: 16 claims and 16 reads a pass before).
+
+  Keys of several shards may go in one call where Redis is not a cluster (one node holds every
+  shard; a cluster refuses keys of several slots in one script): each key is claimed on its own
+  either way, and the caller groups the answers by shard.
 ]]
 local rcall = redis.call
 local now = tonumber(ARGV[1])
@@ -63,15 +67,8 @@ for k = 1, n do
   end
   claimed[k] = due
 end
-local best = false
-for k = 1, #KEYS do
+for k = 1, n do
   local first = rcall("ZRANGE", KEYS[k], 0, 0, "WITHSCORES")
-  if #first == 2 then
-    local score = tonumber(first[2])
-    if not best or score < best then
-      best = score
-    end
-  end
+  claimed[n + k] = #first == 2 and string.format("%.0f", tonumber(first[2])) or ""
 end
-claimed[#KEYS + 1] = best and string.format("%.0f", best) or ""
 return claimed

@@ -35,10 +35,32 @@ public final class TimerIndex {
   private final String prefix;
   private final int shards;
 
+  /** Whether one claim call may carry several shards' keys: Redis is a single node, no cluster. */
+  private final boolean crossShardCalls;
+
+  /** One claim call per shard (what a cluster allows). */
   public TimerIndex(RedisClusterCommands<String, String> redis, String prefix, int shards) {
+    this(redis, prefix, shards, false);
+  }
+
+  /**
+   * @param crossShardCalls whether a claim call may carry several shards (a single-node Redis,
+   *     where no script is refused for keys of several slots; never on a cluster)
+   */
+  public TimerIndex(
+      RedisClusterCommands<String, String> redis,
+      String prefix,
+      int shards,
+      boolean crossShardCalls) {
     this.redis = redis;
     this.prefix = prefix;
     this.shards = shards;
+    this.crossShardCalls = crossShardCalls;
+  }
+
+  /** Whether {@link #claim(List, long, long)} may be given several shards at once. */
+  public boolean crossShardCalls() {
+    return crossShardCalls;
   }
 
   public int shards() {
@@ -198,37 +220,83 @@ public final class TimerIndex {
       long leaseMillis,
       Map<TimerSet, Integer> limits,
       Map<TimerSet, ? extends Collection<String>> acks) {
-    List<TimerSet> sets = new ArrayList<>(limits.keySet());
-    acks.keySet().stream().filter(set -> !limits.containsKey(set)).forEach(sets::add);
-    String[] keys = new String[sets.size()];
-    List<String> args = new ArrayList<>(sets.size() * 2 + 2);
+    return claim(List.of(new ShardClaim(shard, limits, acks)), nowMillis, leaseMillis).get(shard);
+  }
+
+  /**
+   * One shard's part of a claim call: the limit per set and the acknowledgements to remove first
+   * (subject ids per set, see {@link #claim(int, long, long, Map, Map)}).
+   */
+  public record ShardClaim(
+      int shard, Map<TimerSet, Integer> limits, Map<TimerSet, ? extends Collection<String>> acks) {}
+
+  /**
+   * The claims of several shards in one script call (at most one shard unless {@link
+   * #crossShardCalls}): each shard's answer as {@link #claim(int, long, long, Map, Map)} gives it.
+   */
+  public Map<Integer, Claim> claim(List<ShardClaim> parts, long nowMillis, long leaseMillis) {
+    if (parts.size() > 1 && !crossShardCalls) {
+      throw new IllegalArgumentException(
+          "a claim call carries one shard on a Redis cluster; got " + parts.size());
+    }
+    List<List<TimerSet>> setsOf = new ArrayList<>();
+    List<String> keys = new ArrayList<>();
+    List<String> args = new ArrayList<>();
     args.add(Long.toString(nowMillis));
     args.add(Long.toString(leaseMillis));
-    for (int i = 0; i < sets.size(); i++) {
-      TimerSet set = sets.get(i);
-      keys[i] = timersKey(set.tenantId(), shard, set.kind());
-      args.add(Integer.toString(limits.getOrDefault(set, 0)));
-    }
-    if (!acks.isEmpty()) {
+    boolean anyAcks = false;
+    for (ShardClaim part : parts) {
+      List<TimerSet> sets = new ArrayList<>(part.limits().keySet());
+      part.acks().keySet().stream()
+          .filter(set -> !part.limits().containsKey(set))
+          .forEach(sets::add);
+      setsOf.add(sets);
       for (TimerSet set : sets) {
-        Collection<String> ids = acks.containsKey(set) ? acks.get(set) : List.of();
-        args.add(Integer.toString(ids.size()));
-        ids.forEach(id -> args.add(set.kind().member(id)));
+        keys.add(timersKey(set.tenantId(), part.shard(), set.kind()));
+        args.add(Integer.toString(part.limits().getOrDefault(set, 0)));
+      }
+      anyAcks |= !part.acks().isEmpty();
+    }
+    if (anyAcks) {
+      for (int p = 0; p < parts.size(); p++) {
+        Map<TimerSet, ? extends Collection<String>> acks = parts.get(p).acks();
+        for (TimerSet set : setsOf.get(p)) {
+          Collection<String> ids = acks.containsKey(set) ? acks.get(set) : List.of();
+          args.add(Integer.toString(ids.size()));
+          ids.forEach(id -> args.add(set.kind().member(id)));
+        }
       }
     }
     List<Object> perKey =
-        CLAIM.run(redis, ScriptOutputType.MULTI, keys, args.toArray(String[]::new));
-    Map<TimerSet, List<String>> claimed = new LinkedHashMap<>();
-    for (int i = 0; i < limits.size(); i++) {
-      List<String> subjects = new ArrayList<>();
-      for (Object member : (List<?>) perKey.get(i)) {
-        subjects.add(DeadlineKind.subjectOf((String) member));
+        CLAIM.run(
+            redis,
+            ScriptOutputType.MULTI,
+            keys.toArray(String[]::new),
+            args.toArray(String[]::new));
+    Map<Integer, Claim> byShard = new LinkedHashMap<>();
+    int k = 0;
+    for (int p = 0; p < parts.size(); p++) {
+      ShardClaim part = parts.get(p);
+      Map<TimerSet, List<String>> claimed = new LinkedHashMap<>();
+      OptionalLong next = OptionalLong.empty();
+      for (TimerSet set : setsOf.get(p)) {
+        if (part.limits().containsKey(set)) {
+          List<String> subjects = new ArrayList<>();
+          for (Object member : (List<?>) perKey.get(k)) {
+            subjects.add(DeadlineKind.subjectOf((String) member));
+          }
+          claimed.put(set, subjects);
+        }
+        String earliest = (String) perKey.get(keys.size() + k);
+        if (!earliest.isEmpty()) {
+          long score = Long.parseLong(earliest);
+          next = next.isPresent() && next.getAsLong() <= score ? next : OptionalLong.of(score);
+        }
+        k++;
       }
-      claimed.put(sets.get(i), subjects);
+      byShard.put(part.shard(), new Claim(claimed, next));
     }
-    String next = (String) perKey.get(keys.length);
-    return new Claim(
-        claimed, next.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next)));
+    return byShard;
   }
 
   /**

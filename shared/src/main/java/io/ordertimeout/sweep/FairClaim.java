@@ -38,28 +38,67 @@ final class FairClaim {
       List<String> tenants,
       Map<DeadlineKind, Integer> budgets,
       Map<TimerSet, List<String>> acks) {
+    return claim(
+            timers, List.of(shard), nowMillis, leaseMillis, tenants, budgets, Map.of(shard, acks))
+        .get(shard);
+  }
+
+  /**
+   * The claims of several shards, each shared between tenants as above, in one first call for all
+   * of them and one second call for those with leftovers ({@code shards} more than one only where
+   * {@link TimerIndex#crossShardCalls}); {@code acks} per shard ride on the first call.
+   */
+  static Map<Integer, Claimed> claim(
+      TimerIndex timers,
+      List<Integer> shards,
+      long nowMillis,
+      long leaseMillis,
+      List<String> tenants,
+      Map<DeadlineKind, Integer> budgets,
+      Map<Integer, Map<TimerSet, List<String>>> acks) {
     Map<TimerSet, Integer> shares = new LinkedHashMap<>();
     budgets.forEach(
         (kind, budget) -> {
           int share = budget <= 0 ? 0 : Math.max(1, budget / tenants.size());
           tenants.forEach(t -> shares.put(new TimerSet(t, kind), share));
         });
-    Map<TimerSet, List<String>> got = new LinkedHashMap<>();
-    TimerIndex.Claim first = timers.claim(shard, nowMillis, leaseMillis, shares, acks);
-    first.claimed().forEach((set, ids) -> got.put(set, new ArrayList<>(ids)));
-    OptionalLong next = first.next();
-    Map<TimerSet, Integer> seconds = leftovers(budgets, shares, got);
-    if (!seconds.isEmpty()) {
-      TimerIndex.Claim second = timers.claim(shard, nowMillis, leaseMillis, seconds);
-      second.claimed().forEach((set, ids) -> got.get(set).addAll(ids));
-      next = lower(next, second.next());
+    List<TimerIndex.ShardClaim> firsts = new ArrayList<>();
+    for (int shard : shards) {
+      firsts.add(new TimerIndex.ShardClaim(shard, shares, acks.getOrDefault(shard, Map.of())));
     }
-    boolean full = false;
-    for (Map.Entry<TimerSet, List<String>> set : got.entrySet()) {
-      int limit = shares.get(set.getKey()) + seconds.getOrDefault(set.getKey(), 0);
-      full |= limit > 0 && set.getValue().size() >= limit;
+    Map<Integer, TimerIndex.Claim> first = timers.claim(firsts, nowMillis, leaseMillis);
+    Map<Integer, Map<TimerSet, List<String>>> got = new LinkedHashMap<>();
+    Map<Integer, Map<TimerSet, Integer>> seconds = new LinkedHashMap<>();
+    List<TimerIndex.ShardClaim> secondCalls = new ArrayList<>();
+    for (int shard : shards) {
+      Map<TimerSet, List<String>> sets = new LinkedHashMap<>();
+      first.get(shard).claimed().forEach((set, ids) -> sets.put(set, new ArrayList<>(ids)));
+      got.put(shard, sets);
+      Map<TimerSet, Integer> left = leftovers(budgets, shares, sets);
+      seconds.put(shard, left);
+      if (!left.isEmpty()) {
+        secondCalls.add(new TimerIndex.ShardClaim(shard, left, Map.of()));
+      }
     }
-    return new Claimed(got, full, next);
+    Map<Integer, TimerIndex.Claim> second =
+        secondCalls.isEmpty() ? Map.of() : timers.claim(secondCalls, nowMillis, leaseMillis);
+    Map<Integer, Claimed> claimed = new LinkedHashMap<>();
+    for (int shard : shards) {
+      Map<TimerSet, List<String>> sets = got.get(shard);
+      OptionalLong next = first.get(shard).next();
+      TimerIndex.Claim more = second.get(shard);
+      if (more != null) {
+        more.claimed().forEach((set, ids) -> sets.get(set).addAll(ids));
+        next = lower(next, more.next());
+      }
+      boolean full = false;
+      for (Map.Entry<TimerSet, List<String>> set : sets.entrySet()) {
+        int limit = shares.get(set.getKey()) + seconds.get(shard).getOrDefault(set.getKey(), 0);
+        full |= limit > 0 && set.getValue().size() >= limit;
+      }
+      claimed.put(shard, new Claimed(sets, full, next));
+    }
+    return claimed;
   }
 
   private static OptionalLong lower(OptionalLong a, OptionalLong b) {

@@ -397,7 +397,8 @@ public final class TimeoutSweeper {
     boolean trusted = nextDue.trusted();
     lastPassFull = false;
     Map<String, Integer> perTenant = new HashMap<>();
-    for (int i = 0; i < shards.size(); i++) {
+    int i = 0;
+    while (i < shards.size()) {
       List<String> open = tenants.stream().filter(t -> perTenant.getOrDefault(t, 0) < cap).toList();
       if (open.size() < tenants.size()) {
         lastPassFull = true;
@@ -405,46 +406,62 @@ public final class TimeoutSweeper {
       if (open.isEmpty()) {
         break;
       }
-      int shard = shards.get((first + i) % shards.size());
-      if (trusted && nextDue.laterThan(shard, now)) {
-        continue;
+      // The next due shards in one claim call where Redis is one node: as many as keep every
+      // tenant under the cap even if each shard filled its batch (in steady traffic 16 shards take
+      // 4 calls instead of 16); one at a time on a cluster.
+      int mostTaken = open.stream().mapToInt(t -> perTenant.getOrDefault(t, 0)).max().orElse(0);
+      int group = timers.crossShardCalls() ? Math.max(1, (cap - mostTaken) / settings.batch()) : 1;
+      List<Integer> due = new ArrayList<>();
+      while (i < shards.size() && due.size() < group) {
+        int shard = shards.get((first + i) % shards.size());
+        i++;
+        if (trusted && nextDue.laterThan(shard, now)) {
+          continue;
+        }
+        nextDue.forget(shard);
+        due.add(shard);
       }
-      nextDue.forget(shard);
-      int limit = settings.batch();
-      FairClaim.Claimed got;
-      Map<TimerSet, List<String>> finished = acks.take(shard);
+      if (due.isEmpty()) {
+        break;
+      }
+      Map<Integer, Map<TimerSet, List<String>>> finished = new LinkedHashMap<>();
+      due.forEach(shard -> finished.put(shard, acks.take(shard)));
+      Map<Integer, FairClaim.Claimed> got;
       try {
         got =
             FairClaim.claim(
                 timers,
-                shard,
+                due,
                 now,
                 settings.claimLease().toMillis(),
                 open,
-                otherKinds.limits(limit),
+                otherKinds.limits(settings.batch()),
                 finished);
-        visited.add(shard);
+        visited.addAll(due);
       } catch (RuntimeException e) {
-        acks.putBack(shard, finished);
+        finished.forEach(acks::putBack);
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
-        log.warn("claiming shard {} failed; the other shards are swept: {}", shard, e.toString());
+        log.warn("claiming shards {} failed; the other shards are swept: {}", due, e.toString());
         if (held.size() == 1) {
           throw e;
         }
         continue;
       }
-      lastPassFull |= got.full();
-      nextDue.claimed(shard, got.next());
-      for (Map.Entry<TimerSet, List<String>> set : got.sets().entrySet()) {
-        if (set.getKey().kind() == DeadlineKind.PAYMENT_TIMEOUT) {
-          claimed
-              .computeIfAbsent(set.getKey().tenantId(), t -> new ArrayList<>())
-              .addAll(set.getValue());
-          count += set.getValue().size();
-          perTenant.merge(set.getKey().tenantId(), set.getValue().size(), Integer::sum);
-        } else {
-          others.computeIfAbsent(set.getKey(), k -> new ArrayList<>()).addAll(set.getValue());
+      for (int shard : due) {
+        FairClaim.Claimed one = got.get(shard);
+        lastPassFull |= one.full();
+        nextDue.claimed(shard, one.next());
+        for (Map.Entry<TimerSet, List<String>> set : one.sets().entrySet()) {
+          if (set.getKey().kind() == DeadlineKind.PAYMENT_TIMEOUT) {
+            claimed
+                .computeIfAbsent(set.getKey().tenantId(), t -> new ArrayList<>())
+                .addAll(set.getValue());
+            count += set.getValue().size();
+            perTenant.merge(set.getKey().tenantId(), set.getValue().size(), Integer::sum);
+          } else {
+            others.computeIfAbsent(set.getKey(), k -> new ArrayList<>()).addAll(set.getValue());
+          }
         }
       }
     }

@@ -202,7 +202,10 @@ public final class Components implements AutoCloseable {
       throw e;
     }
     this.tx = new Tx(dataSource, config.waits().socketTimeout());
-    this.timers = new TimerIndex(redis.sync(), config.keyPrefix(), config.timerShards());
+    // a single-node Redis takes the claims of several shards in one call; a cluster one each
+    this.timers =
+        new TimerIndex(
+            redis.sync(), config.keyPrefix(), config.timerShards(), !config.redisCluster());
     try {
       timers.requireShardCountUnchanged();
     } catch (RuntimeException e) {

@@ -1,6 +1,7 @@
 package io.ordertimeout.redis;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.TenantIds;
@@ -110,5 +111,67 @@ class TimerClaimNextTest {
                 .claimed()
                 .get(mine))
         .isEmpty();
+  }
+
+  @Test
+  void aSingleNodeTakesSeveralShardsInOneCallAClusterOneShardACall() {
+    stack = TestStack.create("claim-shards", c -> c.toBuilder().timerShards(4).build(), null);
+    TimerIndex timers = stack.app().timers();
+    assertThat(timers.crossShardCalls()).as("the embedded Redis is one node").isTrue();
+    long now = stack.app().time().nowMillis();
+    TimerSet mine = new TimerSet(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT);
+    String[] due = new String[4];
+    String[] done = new String[4];
+    for (int i = 0, found = 0; found < 8; i++) {
+      String id = "o-" + i;
+      int shard = timers.shardOf(id);
+      if (due[shard] == null) {
+        due[shard] = id;
+        found++;
+      } else if (done[shard] == null) {
+        done[shard] = id;
+        found++;
+      }
+    }
+    for (int shard = 0; shard < 4; shard++) {
+      timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, due[shard], now - shard);
+      timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, done[shard], now + 60_000);
+    }
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, "o-later", now + 9_000);
+    int laterShard = timers.shardOf("o-later");
+
+    // shards 0 and 1 claimed, shard 2 only acknowledged, in one call
+    Map<Integer, TimerIndex.Claim> claims =
+        timers.claim(
+            List.of(
+                new TimerIndex.ShardClaim(0, Map.of(mine, 10), Map.of()),
+                new TimerIndex.ShardClaim(1, Map.of(mine, 10), Map.of(mine, List.of(done[1]))),
+                new TimerIndex.ShardClaim(2, Map.of(), Map.of(mine, List.of(done[2])))),
+            now,
+            60_000);
+
+    assertThat(claims.get(0).claimed().get(mine)).containsExactly(due[0]);
+    assertThat(claims.get(1).claimed().get(mine)).containsExactly(due[1]);
+    assertThat(claims.get(2).claimed()).isEmpty();
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, done[1])).isEmpty();
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, done[2])).isEmpty();
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, done[0])).hasValue(now + 60_000);
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, due[2])).as("not claimed").hasValue(now - 2);
+    // each shard's next deadline is its own keys' earliest score
+    assertThat(claims.get(2).next()).hasValue(now - 2);
+    assertThat(claims.get(1).next()).hasValue(laterShard == 1 ? now + 9_000 : now + 60_000);
+
+    TimerIndex oneShardACall =
+        new TimerIndex(stack.app().redis().sync(), stack.app().config().keyPrefix(), 4);
+    assertThatThrownBy(
+            () ->
+                oneShardACall.claim(
+                    List.of(
+                        new TimerIndex.ShardClaim(0, Map.of(mine, 1), Map.of()),
+                        new TimerIndex.ShardClaim(1, Map.of(mine, 1), Map.of())),
+                    now,
+                    60_000))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("one shard on a Redis cluster");
   }
 }

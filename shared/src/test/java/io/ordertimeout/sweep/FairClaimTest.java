@@ -90,4 +90,44 @@ class FairClaimTest {
     assertThat(claimed.sets().get(B)).hasSize(3);
     assertThat(claimed.full()).isFalse();
   }
+
+  @Test
+  void severalShardsAreClaimedInOneCallEachShardSharedOnItsOwn() {
+    // shard 0: a flash sale of A beside 5 of B; shard 1: 3 of A only; shard 2: nothing due
+    due(A, "sale-", 300);
+    due(B, "steady-", 5);
+    Map<String, Long> shard1 = new HashMap<>();
+    for (int i = 0; shard1.size() < 3; i++) {
+      if (timers.shardOf("one-" + i) == 1) {
+        shard1.put("one-" + i, now - 500);
+      }
+    }
+    timers.scheduleAll(A.tenantId(), A.kind(), shard1);
+    var redis = stack.app().redis().sync();
+    redis.configResetstat();
+
+    Map<Integer, FairClaim.Claimed> claimed =
+        FairClaim.claim(
+            timers,
+            List.of(0, 1, 2),
+            now,
+            30_000,
+            List.of("shop-a", "shop-b"),
+            Map.of(DeadlineKind.PAYMENT_TIMEOUT, 200),
+            Map.of());
+
+    assertThat(claimed.get(0).sets().get(B)).hasSize(5);
+    assertThat(claimed.get(0).sets().get(A)).as("the leftover of B's share").hasSize(195);
+    assertThat(claimed.get(0).full()).isTrue();
+    assertThat(claimed.get(1).sets().get(A)).containsExactlyInAnyOrderElementsOf(shard1.keySet());
+    assertThat(claimed.get(1).full()).isFalse();
+    assertThat(claimed.get(1).next()).as("shard 1's leased timers").hasValue(now + 30_000);
+    assertThat(claimed.get(2).sets().get(A)).isEmpty();
+    assertThat(claimed.get(2).next()).isEmpty();
+    assertThat(claimed.get(0).next().getAsLong())
+        .as("A's 105 timers left due in shard 0")
+        .isLessThanOrEqualTo(now - 1_000);
+    // a first call for the three shards, a second for shard 0's leftover only
+    assertThat(redis.info("commandstats")).contains("cmdstat_evalsha:calls=2,");
+  }
 }
