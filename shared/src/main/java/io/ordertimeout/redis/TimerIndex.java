@@ -26,6 +26,10 @@ import java.util.zip.CRC32;
  * cluster slot, so one script claims a shard in one round trip, and different shards spread over
  * the cluster's nodes. A subject's shard is the CRC of its id: an order's deadlines of every kind
  * live in the same shard.
+ *
+ * <p>Over 300 lines: the one key layout and every operation on it (schedule, claim, acknowledge,
+ * read); the claim's arguments mirror claimDue-4.lua's layout key by key and are built beside the
+ * keys they name, which a second class would have to expose.
  */
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-4");
