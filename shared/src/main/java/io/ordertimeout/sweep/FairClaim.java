@@ -30,19 +30,6 @@ final class FairClaim {
 
   private FairClaim() {}
 
-  static Claimed claim(
-      TimerIndex timers,
-      int shard,
-      long nowMillis,
-      long leaseMillis,
-      List<String> tenants,
-      Map<DeadlineKind, Integer> budgets,
-      Map<TimerSet, List<String>> acks) {
-    return claim(
-            timers, List.of(shard), nowMillis, leaseMillis, tenants, budgets, Map.of(shard, acks))
-        .get(shard);
-  }
-
   /**
    * The claims of several shards, each shared between tenants as above, in one first call for all
    * of them and one second call for those with leftovers ({@code shards} more than one only where

@@ -66,7 +66,7 @@ final class PendingAcks implements TimerAcks {
   }
 
   /** Gives back what {@link #take} took when the claim that carried it failed. */
-  void putBack(int shard, Map<TimerSet, List<String>> taken) {
+  void putBack(Map<TimerSet, List<String>> taken) {
     taken.forEach((set, ids) -> acknowledge(set.tenantId(), ids));
   }
 
@@ -83,7 +83,7 @@ final class PendingAcks implements TimerAcks {
       try {
         taken.forEach((set, ids) -> timers.remove(set.tenantId(), set.kind(), ids));
       } catch (RuntimeException e) {
-        putBack(shard, taken);
+        putBack(taken);
         log.warn(
             "removing the timers of finished orders in shard {} failed; tried again later (they"
                 + " keep their claim lease meanwhile): {}",

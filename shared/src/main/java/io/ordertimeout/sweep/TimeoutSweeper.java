@@ -439,7 +439,7 @@ public final class TimeoutSweeper {
                 finished);
         visited.addAll(due);
       } catch (RuntimeException e) {
-        finished.forEach(acks::putBack);
+        finished.values().forEach(acks::putBack);
         // As for leases: a shard whose master is unreachable is skipped, the others are swept.
         metrics.count("sweep_shard_errors", 1);
         log.warn("claiming shards {} failed; the other shards are swept: {}", due, e.toString());

@@ -43,7 +43,14 @@ class FairClaimTest {
 
   private FairClaim.Claimed claim(List<String> tenants, int budget) {
     return FairClaim.claim(
-        timers, 0, now, 30_000, tenants, Map.of(DeadlineKind.PAYMENT_TIMEOUT, budget), Map.of());
+            timers,
+            List.of(0),
+            now,
+            30_000,
+            tenants,
+            Map.of(DeadlineKind.PAYMENT_TIMEOUT, budget),
+            Map.of())
+        .get(0);
   }
 
   @Test

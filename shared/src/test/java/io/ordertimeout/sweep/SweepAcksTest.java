@@ -134,7 +134,7 @@ class SweepAcksTest {
             Map.entry(new TimerSet(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT), List.of(a)),
             Map.entry(new TimerSet("tenant-b", DeadlineKind.PAYMENT_TIMEOUT), List.of(a)));
     assertThat(acks.take(3)).isEmpty();
-    acks.putBack(3, shard3);
+    acks.putBack(shard3);
 
     acks.flush(shard -> shard == 7);
     assertThat(timers.deadlineOf(TenantIds.DEFAULT, b)).as("shard 7 flushed").isEmpty();

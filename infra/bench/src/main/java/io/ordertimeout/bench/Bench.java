@@ -1,5 +1,6 @@
 package io.ordertimeout.bench;
 
+import io.ordertimeout.config.SweepSettings;
 import io.ordertimeout.embedded.EmbeddedServers;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -136,7 +137,7 @@ public final class Bench {
     d.put(
         "otc",
         "this system (TimeoutSweeper, Redis timer index, OrderCloser), gather "
-            + io.ordertimeout.config.SweepSettings.DEFAULT_GATHER.toMillis()
+            + SweepSettings.DEFAULT_GATHER.toMillis()
             + " ms");
     settings.systems().stream()
         .filter(s -> CellRunner.gatherOf(s) >= 0)

@@ -6,6 +6,7 @@ import io.ordertimeout.redis.ShardLeases;
 import io.ordertimeout.sweep.SweepStats;
 import io.ordertimeout.sweep.TimeoutSweeper;
 import io.ordertimeout.wiring.Components;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
@@ -76,7 +77,15 @@ final class OtcSystem implements ClosingSystem {
         app.time(),
         app.metrics(),
         new TimeoutSweeper.Settings(
-            c.sweepBatch(), c.claimLease(), c.sweepPoll(), c.invocationMargin(), threads),
+            c.sweepBatch(),
+            c.claimLease(),
+            c.sweepPoll(),
+            c.invocationMargin(),
+            threads,
+            Duration.ZERO,
+            TimeoutSweeper.DEFAULT_KIND_BATCH,
+            1,
+            c.sweep().gather()),
         app.tenants()::all);
   }
 

@@ -21,22 +21,12 @@ final class ProcStats {
   }
 
   /**
-   * CPU time of the embedded MariaDB server (a descendant process of this JVM named mariadbd), ns;
-   * -1 when it is not this JVM's child (external servers through OTC_MYSQL_URL) or unknown.
+   * CPU time of the embedded MariaDB server (this JVM's descendant process named mariadbd), ns; -1
+   * when it is not this JVM's child (external servers through OTC_MYSQL_URL) or unknown.
    */
   static long mariadbCpuNanos() {
-    return ProcessHandle.current()
-        .descendants()
-        .filter(
-            p ->
-                p.info()
-                    .command()
-                    .map(c -> Path.of(c).getFileName().toString().startsWith("mariadbd"))
-                    .orElse(false))
-        .findFirst()
-        .flatMap(p -> p.info().totalCpuDuration())
-        .map(java.time.Duration::toNanos)
-        .orElse(-1L);
+    long millis = ProcessCpu.descendantsMillis(ProcessHandle.current(), "mariadbd");
+    return millis < 0 ? -1 : millis * 1_000_000;
   }
 
   /**

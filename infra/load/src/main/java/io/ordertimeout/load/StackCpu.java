@@ -1,6 +1,6 @@
 package io.ordertimeout.load;
 
-import java.time.Duration;
+import io.ordertimeout.bench.ProcessCpu;
 import java.util.Optional;
 
 /**
@@ -22,27 +22,9 @@ record StackCpu(long jvmMillis, long mariaDbMillis, long redisMillis) {
       return UNKNOWN;
     }
     return new StackCpu(
-        cpu(stack.get()),
-        descendant(stack.get(), "mariadbd"),
-        descendant(stack.get(), "redis-server"));
-  }
-
-  private static long descendant(ProcessHandle stack, String executable) {
-    return stack
-        .descendants()
-        // the embedded Redis runs as redis-server-<version>-<platform>
-        .filter(p -> p.info().command().map(c -> named(c, executable)).orElse(false))
-        .mapToLong(StackCpu::cpu)
-        .reduce(-1, (a, b) -> Math.max(a, 0) + Math.max(b, 0));
-  }
-
-  static boolean named(String command, String executable) {
-    String file = command.substring(command.lastIndexOf('/') + 1);
-    return file.equals(executable) || file.startsWith(executable + "-");
-  }
-
-  private static long cpu(ProcessHandle p) {
-    return p.info().totalCpuDuration().map(Duration::toMillis).orElse(-1L);
+        ProcessCpu.millis(stack.get()),
+        ProcessCpu.descendantsMillis(stack.get(), "mariadbd"),
+        ProcessCpu.descendantsMillis(stack.get(), "redis-server"));
   }
 
   /** What was used between {@code before} and this; -1 where either is unknown. */

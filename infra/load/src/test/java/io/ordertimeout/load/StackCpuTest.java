@@ -2,6 +2,7 @@ package io.ordertimeout.load;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.ordertimeout.bench.ProcessCpu;
 import org.junit.jupiter.api.Test;
 
 class StackCpuTest {
@@ -30,11 +31,11 @@ class StackCpuTest {
 
   @Test
   void knowsTheEmbeddedServersByTheirFileNames() {
-    assertThat(StackCpu.named("/tmp/otc-embedded/mariadb-11.4.5/bin/mariadbd", "mariadbd"))
+    assertThat(ProcessCpu.named("/tmp/otc-embedded/mariadb-11.4.5/bin/mariadbd", "mariadbd"))
         .isTrue();
-    assertThat(StackCpu.named("/tmp/redis-1/redis-server-6.2.6-v5-linux-amd64", "redis-server"))
+    assertThat(ProcessCpu.named("/tmp/redis-1/redis-server-6.2.6-v5-linux-amd64", "redis-server"))
         .isTrue();
-    assertThat(StackCpu.named("/usr/bin/redis-server", "redis-server")).isTrue();
-    assertThat(StackCpu.named("/usr/bin/redis-cli", "redis-server")).isFalse();
+    assertThat(ProcessCpu.named("/usr/bin/redis-server", "redis-server")).isTrue();
+    assertThat(ProcessCpu.named("/usr/bin/redis-cli", "redis-server")).isFalse();
   }
 }
