@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -81,6 +82,7 @@ class ScheduledHandlerMetricsTest {
         .isEqualTo(Duration.ofSeconds(10));
   }
 
+  @Tag("integration")
   @Test
   void aRunKilledBeforeItsEndHasPublishedItsFirstInterval() throws Exception {
     Invocation.publishTo(

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -15,6 +16,7 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
  * retries included, ends within the client's API call timeout (4 s), not after every attempt's
  * socket timeout in a row.
  */
+@Tag("integration")
 class SecretsTimeoutTest {
   @Test
   void aReadFromAHangingEndpointFailsWithinTheApiCallTimeout() throws Exception {

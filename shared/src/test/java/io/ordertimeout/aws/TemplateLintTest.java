@@ -17,6 +17,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ class TemplateLintTest {
   private static final Path ROOT = TemplateFiles.root();
   private static final Path TEMPLATE = ROOT.resolve("template.yaml");
 
+  @Tag("integration")
   @Test
   void cfnLintReportsNoErrors() throws Exception {
     Path cfnLint = AwsEmulator.onPath("cfn-lint");

@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Step 2 of the close path through the real SDK against the WeChat Pay simulator. */
@@ -311,6 +312,7 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
    * Measures, does not assert: N prepaid orders (200 in the default build; the figure in the issue
    * note is -Dotc.bench.prepaid=2000), 20 ms per WeChat call (query + close each).
    */
+  @Tag("integration")
   @Test
   void throughputOfClosingPrepaidOrdersWithSlowWeChat() {
     int n = Integer.getInteger("otc.bench.prepaid", 200);

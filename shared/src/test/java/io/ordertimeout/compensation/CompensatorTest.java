@@ -18,6 +18,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** Compensation passes against the real embedded Redis and MariaDB. */
@@ -61,6 +62,7 @@ class CompensatorTest {
     run.join();
   }
 
+  @Tag("integration")
   @Test
   void afterRedisLostEverythingOneRunReschedulesAllAndTheSweepClosesEachAtItsDeadline() {
     stack = TestStack.create("comp-flush");

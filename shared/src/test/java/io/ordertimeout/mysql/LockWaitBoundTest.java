@@ -14,12 +14,14 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
  * A row lock held elsewhere ends the system's wait at the configured lock wait, not MySQL's 50 s
  * (issue 13, defect 5): three retried attempts must fit in a 10 s function.
  */
+@Tag("integration")
 class LockWaitBoundTest {
   private TestStack stack;
 

@@ -25,6 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -146,6 +147,7 @@ class PasswordRotationTest {
     }
   }
 
+  @Tag("integration")
   @Test
   void aPoolWithAFixedLoginCannotConnectAfterTheRotation() throws SQLException {
     DbLogin first = new DbLogin(user, "first-pw");

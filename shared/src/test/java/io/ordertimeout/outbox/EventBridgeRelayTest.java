@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
@@ -71,6 +72,7 @@ class EventBridgeRelayTest {
     return ids;
   }
 
+  @Tag("integration")
   @Test
   void throttledCallsAndRefusedEntriesAreRetriedAndEachEventReachesTheSubscriberOnceInOrder() {
     stack = TestStack.create("outbox-eventbridge");

@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.LongSupplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
  * one with 31 s. The slow close is real: its order's row is held {@code FOR UPDATE} by another
  * connection, so the closing transaction waits on InnoDB's lock.
  */
+@Tag("integration")
 class FinishingSweepTest {
   private static final ExecutorService THREADS = Executors.newCachedThreadPool();
 

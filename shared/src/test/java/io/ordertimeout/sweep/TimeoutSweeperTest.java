@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 class TimeoutSweeperTest {
@@ -81,6 +82,7 @@ class TimeoutSweeperTest {
     assertThat(stack.app().timers().size(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT)).isZero();
   }
 
+  @Tag("integration")
   @Test
   void aSweepThatDiesAfterClaimingGivesItsOrdersBackAfterTheLease() {
     stack =
@@ -121,6 +123,7 @@ class TimeoutSweeperTest {
         .isGreaterThanOrEqualTo(2_000_000L);
   }
 
+  @Tag("integration")
   @Test
   void aWorkerClockFiveSecondsAheadNeverClosesAnOrderEarly() {
     stack = TestStack.create("skew-ahead", c -> c, null);
@@ -145,6 +148,7 @@ class TimeoutSweeperTest {
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE closed_at < expire_at")).isZero();
   }
 
+  @Tag("integration")
   @Test
   void aWorkerClockFiveSecondsBehindClosesLateButEverything() {
     stack = TestStack.create("skew-behind", c -> c, null);

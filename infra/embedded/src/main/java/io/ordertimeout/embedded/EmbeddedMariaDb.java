@@ -38,14 +38,25 @@ final class EmbeddedMariaDb extends DB {
     this.dbStartMaxWaitInMS = 120_000;
   }
 
-  /** Installs the system tables into a fresh data dir and starts the server. */
+  /**
+   * Fills a fresh data dir with the system tables (a copy of the pristine install kept beside the
+   * binaries, or an install that then becomes it) and starts the server.
+   */
   static EmbeddedMariaDb start(Path binaries, Path processDir, int port) {
     long started = System.nanoTime();
     EmbeddedMariaDb db = new EmbeddedMariaDb(configuration(binaries, processDir, port), processDir);
     try {
       db.prepareDirectories();
-      db.install();
+      PristineDataDir pristine = PristineDataDir.of(binaries, installArguments());
+      Path dataDir = processDir.resolve("data");
+      if (!pristine.copyTo(dataDir)) {
+        db.install();
+        pristine.keep(dataDir);
+      }
       db.start();
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "could not prepare the MariaDB data dir under " + processDir + " on port " + port, e);
     } catch (ManagedProcessException e) {
       throw new IllegalStateException(
           "embedded MariaDB did not start on 127.0.0.1:" + port + " (data " + processDir + ")", e);
@@ -108,16 +119,25 @@ final class EmbeddedMariaDb extends DB {
     builder.setWorkingDirectory(config.getBaseDir());
     builder.addFileArgument("--datadir", config.getDataDir());
     builder.addFileArgument("--basedir", config.getBaseDir());
-    builder.addArgument("--no-defaults");
-    builder.addArgument("--force");
-    builder.addArgument("--skip-name-resolve");
-    builder.addArgument("--skip-test-db");
-    builder.addArgument("--auth-root-authentication-method=normal");
+    installArguments().forEach(builder::addArgument);
     builder.addFileArgument("--tmpdir", config.getTmpDir());
-    if (ROOT) {
-      builder.addArgument("--user=root");
-    }
     return builder.build();
+  }
+
+  /** The installer's arguments besides its directories: they name the kept pristine data dir. */
+  private static List<String> installArguments() {
+    List<String> args =
+        new java.util.ArrayList<>(
+            List.of(
+                "--no-defaults",
+                "--force",
+                "--skip-name-resolve",
+                "--skip-test-db",
+                "--auth-root-authentication-method=normal"));
+    if (ROOT) {
+      args.add("--user=root");
+    }
+    return args;
   }
 
   private static DBConfiguration configuration(Path binaries, Path processDir, int port) {

@@ -23,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -742,6 +743,7 @@ class TemplateProductionTest {
 
   // ---- the template as CloudFormation sees it ----
 
+  @Tag("integration")
   @Test
   void cfnLintReportsNothingNotEvenInformational() throws Exception {
     Path cfnLint = onPath("cfn-lint");
