@@ -23,6 +23,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -403,12 +405,12 @@ public final class OrderCloser {
         reason == CloseReason.TIMEOUT ? Set.copyOf(found.cancelRequested) : Set.of();
     List<String> timedOut = eligible.stream().filter(id -> !cancelled.contains(id)).toList();
     List<String> userCancelled = eligible.stream().filter(cancelled::contains).toList();
-    markClosed(c, tenantId, timedOut, reason);
-    markClosed(c, tenantId, userCancelled, CloseReason.USER_CANCEL);
+    markClosed(c, tenantId, timedOut, reason, found.lockedAt);
+    markClosed(c, tenantId, userCancelled, CloseReason.USER_CANCEL, found.lockedAt);
     Map<String, List<OrderItem>> items = OrderStore.items(c, tenantId, eligible);
     releaseLedger(c, tenantId, items);
     unlockCoupons(c, tenantId, found.couponOwners);
-    List<ClosedOrder> lags = lags(c, tenantId, eligible);
+    List<ClosedOrder> lags = found.lags();
     // The `closed` events commit with the close (own rows of the locked orders, before stock).
     Outbox.closed(
         c, tenantId, lags.stream().filter(o -> !cancelled.contains(o.orderId())).toList(), reason);
@@ -418,7 +420,7 @@ public final class OrderCloser {
         lags.stream().filter(o -> cancelled.contains(o.orderId())).toList(),
         CloseReason.USER_CANCEL);
     // Stock last, right before the commit: a hot SKU's row lock is then held for one statement
-    // and the commit, not for the coupon and lag statements too (bench S2, one SKU, 4 closers).
+    // and the commit, not for the coupon statement too (bench S2, one SKU, 4 closers).
     releaseStock(c, tenantId, items, eligible);
     return new Pass(
         new CloseResult(lags, found.alreadyFinal, found.dueIn, unknown), found.prepaid, cancelled);
@@ -436,6 +438,25 @@ public final class OrderCloser {
 
     /** coupon id -> the eligible order that locked it, in coupon id order (the lock order). */
     final Map<String, String> couponOwners = new TreeMap<>();
+
+    /** Each eligible order's deadline, as the locking read found it. */
+    final Map<String, LocalDateTime> expireAt = new HashMap<>();
+
+    /**
+     * The database's clock at the latest locking read of the batch: the orders' closed_at. Every
+     * eligible order was due by its own read's clock, so by this one too (closed_at >= expire_at).
+     */
+    LocalDateTime lockedAt;
+
+    /** The eligible orders' close lags: closed_at - expire_at of the rows, in whole ms. */
+    List<ClosedOrder> lags() {
+      List<ClosedOrder> lags = new ArrayList<>(eligible.size());
+      for (String id : eligible) {
+        long lagUs = ChronoUnit.MICROS.between(expireAt.get(id), lockedAt);
+        lags.add(new ClosedOrder(id, lagUs / 1_000));
+      }
+      return lags;
+    }
   }
 
   /**
@@ -456,7 +477,8 @@ public final class OrderCloser {
         "SELECT order_id, status, coupon_id, prepay_id,"
             + " (prepay_id IS NOT NULL OR prepaid_at IS NOT NULL) AS prepaid,"
             + " (cancel_requested_at IS NOT NULL) AS cancel_requested,"
-            + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us FROM orders"
+            + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us,"
+            + " expire_at, NOW(3) AS locked_at FROM orders"
             + " WHERE tenant_id = ? AND order_id IN (%s) ORDER BY order_id FOR UPDATE";
     // IN lists under RDS Proxy's 16 KB (Statements), taken in ascending id order: still one lock
     // order across the parts
@@ -483,6 +505,10 @@ public final class OrderCloser {
         while (rs.next()) {
           String id = rs.getString("order_id");
           long dueInUs = rs.getLong("due_in_us");
+          LocalDateTime lockedAt = rs.getObject("locked_at", LocalDateTime.class);
+          if (found.lockedAt == null || lockedAt.isAfter(found.lockedAt)) {
+            found.lockedAt = lockedAt;
+          }
           if (OrderStatus.valueOf(rs.getString("status")) != OrderStatus.UNPAID) {
             found.alreadyFinal.add(id);
           } else if (reason.requiresDeadline() && dueInUs > 0) {
@@ -493,6 +519,7 @@ public final class OrderCloser {
                 new Prepaid(id, tenantId, rs.getString("prepay_id"), -dueInUs / 1_000));
           } else {
             found.eligible.add(id);
+            found.expireAt.put(id, rs.getObject("expire_at", LocalDateTime.class));
             if (rs.getBoolean("cancel_requested")) {
               found.cancelRequested.add(id);
             }
@@ -512,13 +539,17 @@ public final class OrderCloser {
   }
 
   private static void markClosed(
-      Connection c, String tenantId, List<String> eligible, CloseReason reason)
+      Connection c,
+      String tenantId,
+      List<String> eligible,
+      CloseReason reason,
+      LocalDateTime closedAt)
       throws SQLException {
     if (eligible.isEmpty()) {
       return;
     }
     String sql =
-        "UPDATE orders SET status = 'CLOSED', closed_at = NOW(3), close_reason = ?,"
+        "UPDATE orders SET status = 'CLOSED', closed_at = ?, close_reason = ?,"
             + " version = version + 1 WHERE tenant_id = ? AND order_id IN (%s)"
             + " AND status = 'UNPAID'"
             + (reason.requiresDeadline() ? " AND expire_at <= NOW(3)" : "");
@@ -526,9 +557,10 @@ public final class OrderCloser {
     for (List<String> part : Statements.inLists(sql, eligible)) {
       try (PreparedStatement ps =
           c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        ps.setString(1, reason.name());
-        ps.setString(2, tenantId);
-        OrderStore.bind(ps, 3, part);
+        ps.setObject(1, closedAt);
+        ps.setString(2, reason.name());
+        ps.setString(3, tenantId);
+        OrderStore.bind(ps, 4, part);
         updated += ps.executeUpdate();
       }
     }
@@ -631,26 +663,5 @@ public final class OrderCloser {
       }
       batch.execute();
     }
-  }
-
-  private static List<ClosedOrder> lags(Connection c, String tenantId, List<String> orderIds)
-      throws SQLException {
-    List<ClosedOrder> closed = new ArrayList<>(orderIds.size());
-    String sql =
-        "SELECT order_id, TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at) AS lag_us"
-            + " FROM orders WHERE tenant_id = ? AND order_id IN (%s)";
-    for (List<String> part : Statements.inLists(sql, orderIds)) {
-      try (PreparedStatement ps =
-          c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        ps.setString(1, tenantId);
-        OrderStore.bind(ps, 2, part);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            closed.add(new ClosedOrder(rs.getString("order_id"), rs.getLong("lag_us") / 1_000));
-          }
-        }
-      }
-    }
-    return closed;
   }
 }
