@@ -29,10 +29,7 @@ class PristineDataDirTest {
     assertThat(files(copy)).isEqualTo(files(installed));
     assertThat(Files.readString(copy.resolve("mysql/user.MAI"))).isEqualTo("grant tables");
     assertThat(Files.size(copy.resolve("ib_logfile0"))).isEqualTo(4096);
-    try (Stream<Path> siblings = Files.list(root)) {
-      assertThat(siblings.map(p -> p.getFileName().toString()))
-          .noneMatch(name -> name.contains(".tmp-"));
-    }
+    assertNoStagingLeft();
   }
 
   @Test
@@ -45,10 +42,7 @@ class PristineDataDirTest {
     pristine.keep(installed(root.resolve("proc-1/data")));
 
     assertThat(pristine.copyTo(Files.createDirectories(root.resolve("proc-2/data")))).isFalse();
-    try (Stream<Path> siblings = Files.list(root)) {
-      assertThat(siblings.map(p -> p.getFileName().toString()))
-          .noneMatch(name -> name.contains(".tmp-"));
-    }
+    assertNoStagingLeft();
   }
 
   @Test
@@ -73,6 +67,13 @@ class PristineDataDirTest {
     assertThat(PristineDataDir.of(root.resolve("mariadb-11.8"), List.of("--no-defaults")).dir())
         .isNotEqualTo(plain.dir());
     assertThat(plain.dir().getParent()).isEqualTo(root);
+  }
+
+  private void assertNoStagingLeft() throws IOException {
+    try (Stream<Path> siblings = Files.list(root)) {
+      assertThat(siblings.map(p -> p.getFileName().toString()))
+          .noneMatch(name -> name.contains(".tmp-"));
+    }
   }
 
   private static Path installed(Path dataDir) throws IOException {
