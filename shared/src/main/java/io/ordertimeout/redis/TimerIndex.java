@@ -33,7 +33,7 @@ import java.util.zip.CRC32;
  */
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-4");
-  private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-1");
+  private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-2");
 
   private final RedisClusterCommands<String, String> redis;
   private final String prefix;
@@ -343,20 +343,48 @@ public final class TimerIndex {
 
   /**
    * The earliest score of a shard over every tenant and kind: its next deadline or lease expiry.
-   * One script call per shard (an idle sweep reads every held shard each poll).
    */
   public OptionalLong nextDeadline(int shard, Collection<String> tenantIds) {
+    return nextDeadlines(List.of(shard), tenantIds).get(shard);
+  }
+
+  /**
+   * The earliest score of each of {@code shardIds} over every tenant and kind, in one script call
+   * (at most one shard unless {@link #crossShardCalls}): an idle sweep reads every held shard each
+   * poll.
+   */
+  public Map<Integer, OptionalLong> nextDeadlines(
+      List<Integer> shardIds, Collection<String> tenantIds) {
+    if (shardIds.size() > 1 && !crossShardCalls) {
+      throw new IllegalArgumentException(
+          "a next-deadline call reads one shard on a Redis cluster; got " + shardIds.size());
+    }
+    Map<Integer, OptionalLong> next = new LinkedHashMap<>();
+    if (tenantIds.isEmpty()) {
+      shardIds.forEach(shard -> next.put(shard, OptionalLong.empty()));
+      return next;
+    }
     List<String> keys = new ArrayList<>();
-    for (String tenantId : tenantIds) {
-      for (DeadlineKind kind : DeadlineKind.values()) {
-        keys.add(timersKey(tenantId, shard, kind));
+    for (int shard : shardIds) {
+      for (String tenantId : tenantIds) {
+        for (DeadlineKind kind : DeadlineKind.values()) {
+          keys.add(timersKey(tenantId, shard, kind));
+        }
       }
     }
-    if (keys.isEmpty()) {
-      return OptionalLong.empty();
+    List<Object> perShard =
+        NEXT_DUE.run(
+            redis,
+            ScriptOutputType.MULTI,
+            keys.toArray(String[]::new),
+            Integer.toString(keys.size() / shardIds.size()));
+    for (int i = 0; i < shardIds.size(); i++) {
+      String earliest = (String) perShard.get(i);
+      next.put(
+          shardIds.get(i),
+          earliest.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(earliest)));
     }
-    String next = NEXT_DUE.run(redis, ScriptOutputType.VALUE, keys.toArray(String[]::new));
-    return next == null ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(next));
+    return next;
   }
 
   /** Timers of one tenant and kind across all shards: the backlog metric. */

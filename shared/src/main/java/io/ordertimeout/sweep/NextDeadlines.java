@@ -2,15 +2,19 @@ package io.ordertimeout.sweep;
 
 import io.ordertimeout.redis.TimerIndex;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.List;
 import java.util.OptionalLong;
 import java.util.function.LongSupplier;
 
 /**
  * Per shard, its earliest timer score when last read, so an idle sweep wakes when the first timer
  * is due and a wake-up claims only the shards that are due: in steady traffic a wake-up costs one
- * claim and one read of the shard that was due, not a claim and a read of all 16 shards.
+ * claim and one read of the shard that was due, not a claim and a read of all 16 shards. A read of
+ * several shards is one script call on a single-node Redis (16 calls a poll before), one per shard
+ * on a cluster.
  *
  * <p>The cache is trusted for one poll after a full read: a timer scheduled meanwhile with an
  * earlier deadline (a not-yet-due order moved back by a closer, an order placed with a deadline
@@ -76,11 +80,14 @@ final class NextDeadlines {
       return wait;
     }
     boolean full = !trusted();
+    List<Integer> unknown = new ArrayList<>();
     for (int shard : held) {
       if (full || nextDue[shard] == UNKNOWN) {
-        OptionalLong next = timers.nextDeadline(shard, tenants);
-        nextDue[shard] = next.isPresent() ? next.getAsLong() : Long.MAX_VALUE;
+        unknown.add(shard);
       }
+    }
+    read(unknown, tenants);
+    for (int shard : held) {
       if (nextDue[shard] != Long.MAX_VALUE) {
         wait = Math.min(wait, Math.max(1, nextDue[shard] - nowMillis));
       }
@@ -89,5 +96,21 @@ final class NextDeadlines {
       readAt = nanoTime.getAsLong();
     }
     return Math.min(wait, Math.max(1, pollMillis - (nanoTime.getAsLong() - readAt) / 1_000_000));
+  }
+
+  /** Reads {@code shardIds} in one call where Redis is one node, else one call per shard. */
+  private void read(List<Integer> shardIds, Collection<String> tenants) {
+    if (shardIds.isEmpty()) {
+      return;
+    }
+    List<List<Integer>> calls =
+        timers.crossShardCalls() ? List.of(shardIds) : shardIds.stream().map(List::of).toList();
+    for (List<Integer> call : calls) {
+      timers
+          .nextDeadlines(call, tenants)
+          .forEach(
+              (shard, next) ->
+                  nextDue[shard] = next.isPresent() ? next.getAsLong() : Long.MAX_VALUE);
+    }
   }
 }

@@ -68,6 +68,55 @@ class TimerClaimNextTest {
   }
 
   @Test
+  void oneCallReadsTheNextDeadlineOfSeveralShardsAsOneCallPerShardDoes() {
+    stack = TestStack.create("next-shards", c -> c.toBuilder().timerShards(4).build(), null);
+    TimerIndex timers = stack.app().timers();
+    assertThat(timers.crossShardCalls()).as("the embedded Redis is one node").isTrue();
+    long now = stack.app().time().nowMillis();
+    String other = "tenant-b";
+    String[] ids = new String[4];
+    for (int shard = 0; shard < 4; shard++) {
+      int s = shard;
+      ids[shard] =
+          java.util.stream.IntStream.range(0, 1_000)
+              .mapToObj(i -> "o-" + i)
+              .filter(id -> timers.shardOf(id) == s)
+              .findFirst()
+              .orElseThrow();
+    }
+    // shard 0: two kinds of one tenant; shard 1: another tenant's earlier one; shard 2: empty;
+    // shard 3: a claimed member, whose score is its lease's expiry
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, ids[0], now + 9_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, ids[0], now + 4_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, ids[1], now + 8_000);
+    timers.schedule(other, DeadlineKind.PAYMENT_TIMEOUT, ids[1], now + 3_000);
+    timers.schedule(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, ids[3], now - 1_000);
+    timers.claim(
+        3, now, 60_000, Map.of(new TimerSet(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT), 10));
+    List<String> tenants = List.of(TenantIds.DEFAULT, other);
+
+    Map<Integer, OptionalLong> together = timers.nextDeadlines(List.of(3, 0, 2, 1), tenants);
+
+    assertThat(together)
+        .containsExactly(
+            Map.entry(3, OptionalLong.of(now + 60_000)),
+            Map.entry(0, OptionalLong.of(now + 4_000)),
+            Map.entry(2, OptionalLong.empty()),
+            Map.entry(1, OptionalLong.of(now + 3_000)));
+    for (int shard = 0; shard < 4; shard++) {
+      assertThat(timers.nextDeadline(shard, tenants)).isEqualTo(together.get(shard));
+    }
+    assertThat(timers.nextDeadlines(List.of(0, 1), List.of()))
+        .as("no tenant: nothing due anywhere")
+        .containsExactly(Map.entry(0, OptionalLong.empty()), Map.entry(1, OptionalLong.empty()));
+
+    TimerIndex onACluster = new TimerIndex(stack.app().redis().sync(), "unused-prefix", 4, false);
+    assertThatThrownBy(() -> onACluster.nextDeadlines(List.of(0, 1), tenants))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("one shard on a Redis cluster");
+  }
+
+  @Test
   void acknowledgementsRideOnTheClaimAndGoBeforeIt() {
     stack = TestStack.create("claim-acks", c -> c.toBuilder().timerShards(1).build(), null);
     TimerIndex timers = stack.app().timers();
