@@ -360,7 +360,7 @@ public final class TimerIndex {
           "a next-deadline call reads one shard on a Redis cluster; got " + shardIds.size());
     }
     Map<Integer, OptionalLong> next = new LinkedHashMap<>();
-    if (tenantIds.isEmpty()) {
+    if (shardIds.isEmpty() || tenantIds.isEmpty()) {
       shardIds.forEach(shard -> next.put(shard, OptionalLong.empty()));
       return next;
     }

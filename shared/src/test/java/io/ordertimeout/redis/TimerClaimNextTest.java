@@ -109,6 +109,7 @@ class TimerClaimNextTest {
     assertThat(timers.nextDeadlines(List.of(0, 1), List.of()))
         .as("no tenant: nothing due anywhere")
         .containsExactly(Map.entry(0, OptionalLong.empty()), Map.entry(1, OptionalLong.empty()));
+    assertThat(timers.nextDeadlines(List.of(), tenants)).as("no shard: no call").isEmpty();
 
     TimerIndex onACluster = new TimerIndex(stack.app().redis().sync(), "unused-prefix", 4, false);
     assertThatThrownBy(() -> onACluster.nextDeadlines(List.of(0, 1), tenants))
