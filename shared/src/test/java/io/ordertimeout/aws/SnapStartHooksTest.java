@@ -6,6 +6,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.api.StatefulRedisConnection;
 import io.ordertimeout.config.OtcConfig;
 import io.ordertimeout.embedded.EmbeddedServers;
+import io.ordertimeout.testing.MigratedSchema;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
@@ -31,7 +32,7 @@ class SnapStartHooksTest {
 
   @BeforeEach
   void createUser() throws SQLException {
-    schema = servers.createSchema("snapstart");
+    schema = MigratedSchema.create(servers, "snapstart");
     for (String host : new String[] {"localhost", "%"}) {
       asRoot("CREATE USER '" + user + "'@'" + host + "' IDENTIFIED BY 'snap-pw'");
       asRoot("GRANT ALL ON `" + schema + "`.* TO '" + user + "'@'" + host + "'");

@@ -10,6 +10,7 @@ import io.ordertimeout.domain.PlaceOrderCommand;
 import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.testing.MigratedSchema;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
@@ -42,7 +43,7 @@ class PasswordRotationTest {
 
   @BeforeEach
   void createUser() throws SQLException {
-    schema = servers.createSchema("rotation");
+    schema = MigratedSchema.create(servers, "rotation");
     for (String host : new String[] {"localhost", "%"}) {
       asRoot("CREATE USER '" + user + "'@'" + host + "' IDENTIFIED BY 'first-pw'");
       asRoot("GRANT ALL ON `" + schema + "`.* TO '" + user + "'@'" + host + "'");

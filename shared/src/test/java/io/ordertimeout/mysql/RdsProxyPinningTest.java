@@ -12,6 +12,7 @@ import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.BulkSeeder;
 import io.ordertimeout.embedded.EmbeddedServers;
 import io.ordertimeout.embedded.InvariantChecker;
+import io.ordertimeout.testing.MigratedSchema;
 import io.ordertimeout.testing.TestStack;
 import io.ordertimeout.wiring.Components;
 import java.sql.Connection;
@@ -79,7 +80,7 @@ class RdsProxyPinningTest {
 
   @BeforeEach
   void setUp() throws SQLException {
-    schema = servers.createSchema("pinning");
+    schema = MigratedSchema.create(servers, "pinning");
     for (String host : new String[] {"localhost", "%"}) {
       asRoot("CREATE USER '" + user + "'@'" + host + "' IDENTIFIED BY 'pin-pw'");
       asRoot("GRANT ALL ON `" + schema + "`.* TO '" + user + "'@'" + host + "'");

@@ -10,19 +10,19 @@ import io.ordertimeout.mysql.Database;
  * applied to one template schema by Flyway, and each test's fresh schema is a {@link
  * SchemaTemplate} copy of it (its tables, and the rows the migrations insert, Flyway's history
  * among them). Applying the migrations to each test's schema took 0.4 to 3 s on the 2-core machine,
- * most of a component test's time. The stack still runs Flyway at its start (OTC_MIGRATE_ON_START),
- * which validates the copied history against the migrations on the classpath and applies none.
- * Tests of the migrations themselves (TenantMigrationTest, TradeBindingMigrationTest) migrate
+ * most of a component test's time. The stacks start without Flyway (OTC_MIGRATE_ON_START=false, as
+ * five of the six functions do); MigrateOnStartTest starts on a copy with it, as the admin function
+ * does. Tests of the migrations themselves (TenantMigrationTest, TradeBindingMigrationTest) migrate
  * schemas of their own.
  */
-final class MigratedSchema {
+public final class MigratedSchema {
   /** Set once the template is migrated. */
   private static SchemaTemplate template;
 
   private MigratedSchema() {}
 
   /** A fresh schema named for {@code hint}, holding the migrated tables and their rows. */
-  static String create(EmbeddedServers servers, String hint) {
+  public static String create(EmbeddedServers servers, String hint) {
     return template(servers).copy(hint);
   }
 

@@ -71,7 +71,7 @@ class StreamConsumerHandlerTest {
     String key = stack.app().stream().key();
     redis.xadd(key, EventStream.FIELD, Files.readString(Path.of(STREAM_CANCEL)).strip());
     redis.xadd(key, EventStream.FIELD, "{\"v\":1,\"type\":\"cancel_requested\",");
-    LambdaTestContext context = new LambdaTestContext("stream-consumer", 2_500);
+    LambdaTestContext context = new LambdaTestContext("stream-consumer", 1_500);
 
     String summary;
     List<JsonNode> logs;
@@ -119,7 +119,7 @@ class StreamConsumerHandlerTest {
     APIGatewayV2HTTPResponse cancel =
         api.handleRequest(cancelEvent, new LambdaTestContext("order-created", 10_000));
     String summary =
-        consumer.handleRequest(scheduleEvent(), new LambdaTestContext("stream-consumer", 2_500));
+        consumer.handleRequest(scheduleEvent(), new LambdaTestContext("stream-consumer", 1_500));
     APIGatewayV2HTTPResponse again =
         api.handleRequest(
             EventLoader.loadApiGatewayHttpEvent(CANCEL_EVENT),
