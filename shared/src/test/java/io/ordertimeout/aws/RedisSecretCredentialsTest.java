@@ -21,11 +21,15 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Redis AUTH from a secret: read at the first handshake, read again at a handshake 5 s after the
  * last read, so a rotated password reaches reconnecting connections without a deploy.
  */
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it changes the server's
+// ACL users and kills their clients
+@Isolated
 class RedisSecretCredentialsTest {
   private static final String ARN =
       "arn:aws:secretsmanager:us-east-1:123456789012:secret:otc-redis-AbCdEf";

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A scheduled function's metrics reach CloudWatch while it runs, not only when it ends: a run of
@@ -23,6 +24,9 @@ import org.junit.jupiter.api.Test;
  * function extends, at a 2 s interval instead of the functions' 10 s (the same slack around it as
  * at 10 s: 500 ms before, 1.5 s after); the functions' interval is checked on its own.
  */
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it captures the root
+// logger's lines
+@Isolated
 class ScheduledHandlerMetricsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -10,6 +10,7 @@ import io.ordertimeout.domain.TenantIds;
 import io.ordertimeout.embedded.wechat.Endpoint;
 import io.ordertimeout.embedded.wechat.Fault;
 import io.ordertimeout.embedded.wechat.SignedNotification;
+import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
 import io.ordertimeout.payment.NotificationService;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
@@ -161,13 +162,12 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
   @Test
   void aPaymentDuringTheCloseIsAppliedOnceAndTheOrderNeverCloses() throws Exception {
     duePrepaid("pp-race-0001", "cp-1");
-    wechat.setLatency(Endpoint.CLOSE, Duration.ofMillis(400));
     int closes = wechat.callCount(Endpoint.CLOSE);
-    try {
+    try (WeChatPaySimulator.Gate closeCalls = wechat.hold(Endpoint.CLOSE)) {
       CompletableFuture<CloseResult> closing =
           CompletableFuture.supplyAsync(() -> close("pp-race-0001"));
-      // the simulator counts a call on arrival, before its 400 ms latency: the closer has queried
-      // NOTPAY and waits on its close call
+      // the simulator counts a call on arrival and holds it: the closer has queried NOTPAY and
+      // waits on its close call
       Await.until(
           "the closer's WeChat close call arrived",
           () -> wechat.callCount(Endpoint.CLOSE) > closes);
@@ -175,6 +175,7 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
       SignedNotification n = wechat.notification("pp-race-0001").build();
       NotificationService.Result notified =
           stack.app().notifications().handle("default", n.headers(), n.body());
+      closeCalls.open();
       CloseResult result = closing.get();
 
       assertThat(notified).isEqualTo(NotificationService.Result.APPLIED);
@@ -185,8 +186,6 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
           .isEqualTo(1);
       assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
           .isZero();
-    } finally {
-      wechat.setLatency(Endpoint.CLOSE, Duration.ZERO);
     }
   }
 
@@ -253,17 +252,17 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
   void a204WhileThePayerPaysIsConfirmedByAQueryAndTakesThePaidPath() throws Exception {
     duePrepaid("pp-204-paid1", "cp-1");
     wechat.injectFault(Endpoint.CLOSE, Fault.NO_CONTENT, 1);
-    wechat.setLatency(Endpoint.CLOSE, Duration.ofMillis(400));
     int closes = wechat.callCount(Endpoint.CLOSE);
-    try {
+    try (WeChatPaySimulator.Gate closeCalls = wechat.hold(Endpoint.CLOSE)) {
       CompletableFuture<CloseResult> closing =
           CompletableFuture.supplyAsync(() -> close("pp-204-paid1"));
-      // the closer queried NOTPAY and waits on its close call; the payer pays meanwhile, and
-      // WeChat answers the close 204 instead of ORDERPAID
+      // the closer queried NOTPAY and waits on its held close call; the payer pays meanwhile,
+      // and WeChat answers the close 204 instead of ORDERPAID
       Await.until(
           "the closer's WeChat close call arrived",
           () -> wechat.callCount(Endpoint.CLOSE) > closes);
       String transactionId = wechat.pay("pp-204-paid1").transactionId(); // notification lost
+      closeCalls.open();
       CloseResult result = closing.get();
 
       assertThat(result.paid()).containsExactly("pp-204-paid1");
@@ -273,8 +272,6 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
       assertThat(stack.count("SELECT COUNT(*) FROM paid_after_close")).isZero();
       assertThat(stack.count("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
           .isZero();
-    } finally {
-      wechat.setLatency(Endpoint.CLOSE, Duration.ZERO);
     }
   }
 

@@ -14,7 +14,11 @@ import java.util.List;
 import java.util.TimeZone;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it captures the root
+// logger's lines
+@Isolated
 class OrderStoreTest {
   private final TestStack stack = TestStack.create("order-store");
 

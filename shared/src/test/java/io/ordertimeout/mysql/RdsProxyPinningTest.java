@@ -34,6 +34,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * What a 500-order close batch and a compensation pass over those orders send, read from MariaDB's
@@ -43,6 +44,9 @@ import org.junit.jupiter.api.Test;
  * databases). The lock wait comes from the server, as behind the proxy (its initialization query or
  * the parameter group), so the pool runs with OTC_DB_SET_LOCK_WAIT=false.
  */
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it sets server globals
+// (general log, lock wait)
+@Isolated
 class RdsProxyPinningTest {
   /** The variables the AWS page lists as tracked; setting them at session scope does not pin. */
   private static final Set<String> TRACKED =

@@ -46,7 +46,7 @@ class RefundOutcomesTest extends WeChatStackFixture {
   }
 
   /** Tenants A, B and default on the simulator's one merchant account. */
-  private static PaymentGateway sharedMerchant() {
+  private PaymentGateway sharedMerchant() {
     MerchantCredentials one = TestStack.credentialsFor(wechat);
     return new WeChatPayGateway(
         new StaticMerchantDirectory(Map.of(A, one, B, one, "default", one)),

@@ -7,7 +7,11 @@ import io.lettuce.core.ScriptOutputType;
 import io.ordertimeout.embedded.EmbeddedServers;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it flushes the server's
+// script cache
+@Isolated
 class LuaScriptTest {
   private final EmbeddedServers servers = EmbeddedServers.get();
   private final RedisConnector redis = RedisConnector.connect(servers.redisUri(), false);

@@ -1,10 +1,13 @@
 package io.ordertimeout.testing;
 
 import io.ordertimeout.embedded.wechat.WeChatPaySimulator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.TestInfo;
 
 /**
  * The set-up of tests of the payment and close use cases against WeChat: one WeChat Pay simulator
@@ -16,17 +19,27 @@ public abstract class WeChatStackFixture {
   /** The payer's openid in the tests' prepay calls. */
   public static final String OPEN_ID = "oUpF8uMuAJO_M2pxb1Q9zNjWeS6o";
 
-  protected static WeChatPaySimulator wechat;
+  /** Each running subclass's simulator: the fast tier runs test classes in parallel. */
+  private static final Map<Class<?>, WeChatPaySimulator> SIMULATORS = new ConcurrentHashMap<>();
+
+  /** This class's simulator, set before each test. */
+  protected WeChatPaySimulator wechat;
+
   protected TestStack stack;
 
   @BeforeAll
-  protected static void startWeChat() {
-    wechat = WeChatPaySimulator.start();
+  protected static void startWeChat(TestInfo test) {
+    SIMULATORS.put(test.getTestClass().orElseThrow(), WeChatPaySimulator.start());
   }
 
   @AfterAll
-  protected static void stopWeChat() {
-    wechat.close();
+  protected static void stopWeChat(TestInfo test) {
+    SIMULATORS.remove(test.getTestClass().orElseThrow()).close();
+  }
+
+  /** The simulator of {@code testClass}, for its own {@code @BeforeAll} methods. */
+  protected static WeChatPaySimulator simulatorOf(Class<? extends WeChatStackFixture> testClass) {
+    return SIMULATORS.get(testClass);
   }
 
   /** The stack each test runs on, e.g. {@code TestStack.withWeChat("pay-svc", wechat)}. */
@@ -34,6 +47,7 @@ public abstract class WeChatStackFixture {
 
   @BeforeEach
   protected final void createStack() {
+    wechat = SIMULATORS.get(getClass());
     stack = newStack();
   }
 

@@ -16,7 +16,11 @@ import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.parallel.Isolated;
 
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it restarts the JVM's
+// MariaDB
+@Isolated
 @ExtendWith(EmbeddedServersExtension.class)
 class EmbeddedServersTest {
 

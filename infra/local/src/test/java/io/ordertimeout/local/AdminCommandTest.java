@@ -25,12 +25,17 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
+import org.junit.jupiter.api.parallel.Resources;
 
 /**
  * {@code ./ops admin} end to end: the local stack as {@code ./local up} starts it (the admin routes
  * read from template.yaml), the command run through the same code as from the shell, rows read back
  * from MariaDB; and {@code --api} through a {@link RecordingProxy} that checks SigV4.
  */
+// one at a time with other classes that set system properties (the fast tier runs classes in
+// parallel): it sets the AWS SDK's credentials or the template's path for a while
+@ResourceLock(Resources.SYSTEM_PROPERTIES)
 class AdminCommandTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String ACCESS_KEY = "AKIDADMINTEST0000000";

@@ -17,6 +17,8 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
+import org.junit.jupiter.api.parallel.Resources;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
 
@@ -25,6 +27,9 @@ import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
  * Gateway's edge: the local gateway verifies no SigV4, so the proxy's record of the wire is where
  * the signatures are checked (recomputed with the same fake keys).
  */
+// one at a time with other classes that set system properties (the fast tier runs classes in
+// parallel): it sets the AWS SDK's credentials or the template's path for a while
+@ResourceLock(Resources.SYSTEM_PROPERTIES)
 class SmokeTest {
   private static final String ACCESS_KEY = "AKIDSMOKETEST0000000";
   private static final String SECRET_KEY = "smoke-test-secret-key-not-a-real-one-00000";

@@ -16,6 +16,8 @@ import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
+import org.junit.jupiter.api.parallel.Resources;
 
 /**
  * {@code ./ops admin} over HTTP against a {@link FakeApi} that answers as the admin API does: the
@@ -23,6 +25,9 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code --api}, the printed forms and the exit codes. The same command against the real local
  * stack is infra/local's AdminCommandTest.
  */
+// one at a time with other classes that set system properties (the fast tier runs classes in
+// parallel): it sets the AWS SDK's credentials or the template's path for a while
+@ResourceLock(Resources.SYSTEM_PROPERTIES)
 class AdminCommandHttpTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Instant NOW = Instant.parse("2026-12-04T02:00:00Z");

@@ -10,8 +10,13 @@ import java.nio.file.Path;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
+import org.junit.jupiter.api.parallel.Resources;
 
 /** The endpoints file ./local up writes and ./ops admin, ./local wechat and tenant read. */
+// one at a time with other classes that set system properties (the fast tier runs classes in
+// parallel): it sets the AWS SDK's credentials or the template's path for a while
+@ResourceLock(Resources.SYSTEM_PROPERTIES)
 class LocalEndpointsTest {
   @TempDir Path dir;
 

@@ -60,13 +60,17 @@ class HostileNotificationTest extends WeChatStackFixture {
             "wrong public key id",
             401,
             g ->
-                envelope(wechat.notification(g.orderId()).serial("PUB_KEY_ID_0000000000").build())),
+                envelope(
+                    simulatorOf(HostileNotificationTest.class)
+                        .notification(g.orderId())
+                        .serial("PUB_KEY_ID_0000000000")
+                        .build())),
         attack(
             "expired timestamp (6 minutes old)",
             401,
             g ->
                 envelope(
-                    wechat
+                    simulatorOf(HostileNotificationTest.class)
                         .notification(g.orderId())
                         .timestamp(Instant.now().minusSeconds(360))
                         .build())),
@@ -75,20 +79,25 @@ class HostileNotificationTest extends WeChatStackFixture {
             401,
             g ->
                 envelope(
-                    wechat
+                    simulatorOf(HostileNotificationTest.class)
                         .notification(g.orderId())
                         .timestamp(Instant.now().plusSeconds(360))
                         .build())),
         attack(
             "tampered ciphertext",
             400,
-            g -> envelope(wechat.notification(g.orderId()).tamperCiphertext().build())),
+            g ->
+                envelope(
+                    simulatorOf(HostileNotificationTest.class)
+                        .notification(g.orderId())
+                        .tamperCiphertext()
+                        .build())),
         attack(
             "encrypted with another APIv3 key",
             400,
             g ->
                 envelope(
-                    wechat
+                    simulatorOf(HostileNotificationTest.class)
                         .notification(g.orderId())
                         .encryptedWith("0123456789abcdef0123456789abcdef")
                         .build())),
@@ -201,7 +210,7 @@ class HostileNotificationTest extends WeChatStackFixture {
     try {
       KeyPairGenerator generator = KeyPairGenerator.getInstance("RSA");
       generator.initialize(2048);
-      return wechat
+      return simulatorOf(HostileNotificationTest.class)
           .notification(orderId)
           .signedWith(generator.generateKeyPair().getPrivate())
           .build();

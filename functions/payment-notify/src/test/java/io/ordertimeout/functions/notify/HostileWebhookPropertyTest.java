@@ -548,7 +548,8 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
       case 0:
       case 1:
       case 2:
-        return wechat.mchid(); // the provider: reaches its keys
+        return simulatorOf(HostileWebhookPropertyTest.class)
+            .mchid(); // the provider: reaches its keys
       case 3:
         return String.valueOf(1_900_000_000L + r.nextInt(1_000_000)); // digits, no provider here
       case 4:

@@ -45,12 +45,12 @@ class ProviderWebhookTest extends WeChatStackFixture {
 
   @BeforeAll
   static void registerSubMerchants() {
-    wechat.subMerchants().register(SUB_A, SUB_APPID_A);
-    wechat.subMerchants().register(SUB_B, null);
+    simulatorOf(ProviderWebhookTest.class).subMerchants().register(SUB_A, SUB_APPID_A);
+    simulatorOf(ProviderWebhookTest.class).subMerchants().register(SUB_B, null);
   }
 
   static MerchantCredentials subMerchant(String sub, String subAppid) {
-    MerchantCredentials p = TestStack.credentialsFor(wechat);
+    MerchantCredentials p = TestStack.credentialsFor(simulatorOf(ProviderWebhookTest.class));
     return new MerchantCredentials(
         p.mchid(),
         p.appid(),

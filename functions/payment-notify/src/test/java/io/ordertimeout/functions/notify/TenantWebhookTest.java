@@ -68,7 +68,8 @@ class TenantWebhookTest extends WeChatStackFixture {
    * gets its own route derived; shop-b is configured with its own route already.
    */
   private static StaticMerchantDirectory directory() {
-    MerchantCredentials a = TestStack.credentialsFor(wechat); // .../wechatpay/notify
+    MerchantCredentials a =
+        TestStack.credentialsFor(simulatorOf(TenantWebhookTest.class)); // .../wechatpay/notify
     MerchantCredentials b = TestStack.credentialsFor(wechatB);
     return new StaticMerchantDirectory(
         Map.of(
@@ -115,7 +116,7 @@ class TenantWebhookTest extends WeChatStackFixture {
    * the rest to the fixture's. Notifications are parsed by one gateway that knows every tenant.
    */
   private static final class TwoSimulators implements PaymentGateway {
-    private final WeChatPayGateway a = gateway(wechat);
+    private final WeChatPayGateway a = gateway(simulatorOf(TenantWebhookTest.class));
     private final WeChatPayGateway b = gateway(wechatB);
 
     private static WeChatPayGateway gateway(WeChatPaySimulator sim) {

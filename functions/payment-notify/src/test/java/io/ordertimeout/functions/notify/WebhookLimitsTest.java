@@ -23,6 +23,7 @@ import java.util.Locale;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The webhook's limits on what an unauthenticated caller sends, each a request that once got a 5xx,
@@ -31,6 +32,9 @@ import org.junit.jupiter.api.Test;
  * 401 without the SDK's ERROR line, and the WARN line of a refusal names the body by its length and
  * SHA-256, never by its content, nonce or signature.
  */
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it captures the root
+// logger's lines
+@Isolated
 class WebhookLimitsTest extends WeChatStackFixture {
   static final String EVENT = "../../events/payment-notify-wechat-success.json";
   private PaymentNotifyHandler handler;

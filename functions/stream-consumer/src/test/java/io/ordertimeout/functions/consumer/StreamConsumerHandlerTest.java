@@ -22,7 +22,11 @@ import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it captures the root
+// logger's lines
+@Isolated
 class StreamConsumerHandlerTest {
   static final String POST_EVENT = "../../events/order-created-post-orders.json";
   static final String CANCEL_EVENT = "../../events/order-created-cancel-order.json";

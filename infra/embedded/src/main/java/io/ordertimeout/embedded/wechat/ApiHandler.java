@@ -69,6 +69,7 @@ final class ApiHandler implements HttpHandler {
       simulator.recordCall(route.endpoint());
       String body = new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8);
       simulator.pause(simulator.latency(route.endpoint()));
+      simulator.awaitGate(route.endpoint());
       send(exchange, answer(exchange, route, body));
     } catch (RuntimeException e) {
       send(exchange, ApiAnswer.error(500, "SYSTEM_ERROR", "simulator failure: " + e));

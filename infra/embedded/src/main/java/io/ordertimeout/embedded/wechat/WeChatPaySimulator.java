@@ -76,6 +76,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
   private final Map<Endpoint, AtomicInteger> calls = new EnumMap<>(Endpoint.class);
   private final Map<Endpoint, Deque<Fault>> faults = new EnumMap<>(Endpoint.class);
   private final Map<Endpoint, Duration> latencies = new ConcurrentHashMap<>();
+  private final Map<Endpoint, CountDownLatch> holds = new ConcurrentHashMap<>();
   private volatile Duration hangTime = Duration.ofSeconds(10);
   private volatile boolean followNotifyUrl;
   private final NotificationControls notices = new NotificationControls();
@@ -604,6 +605,42 @@ public final class WeChatPaySimulator implements AutoCloseable {
     latencies.put(endpoint, latency);
   }
 
+  /**
+   * Holds every call to {@code endpoint}, once counted by {@link #callCount}, until the returned
+   * gate opens (closing it opens it; so does {@link #close()}): a test puts a step of its own
+   * between a call's arrival and its answer without betting on a latency outlasting that step on a
+   * busy machine. The caller's read timeout still runs while a call is held.
+   */
+  public Gate hold(Endpoint endpoint) {
+    CountDownLatch gate = new CountDownLatch(1);
+    if (holds.putIfAbsent(endpoint, gate) != null) {
+      throw new IllegalStateException(endpoint + " calls are already held");
+    }
+    return new Gate(
+        () -> {
+          holds.remove(endpoint, gate);
+          gate.countDown();
+        });
+  }
+
+  /** Lets the calls {@link #hold} holds through. */
+  public static final class Gate implements AutoCloseable {
+    private final Runnable open;
+
+    private Gate(Runnable open) {
+      this.open = open;
+    }
+
+    public void open() {
+      open.run();
+    }
+
+    @Override
+    public void close() {
+      open();
+    }
+  }
+
   /** How long a HANG fault holds the call before answering 500 (default 10 s). */
   public void setHangTime(Duration hang) {
     this.hangTime = hang;
@@ -667,6 +704,23 @@ public final class WeChatPaySimulator implements AutoCloseable {
 
   Duration hangTime() {
     return hangTime;
+  }
+
+  /**
+   * Waits while calls to {@code endpoint} are held ({@link #hold}) or until the simulator stops.
+   */
+  void awaitGate(Endpoint endpoint) {
+    CountDownLatch gate = holds.get(endpoint);
+    if (gate == null) {
+      return;
+    }
+    try {
+      while (!gate.await(50, TimeUnit.MILLISECONDS) && !closed.get()) {
+        // the gate or close() lets it through
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** Sleeps, but wakes at once when the simulator stops so no thread outlives {@link #close()}. */

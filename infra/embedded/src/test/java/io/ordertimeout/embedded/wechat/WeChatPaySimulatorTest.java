@@ -9,6 +9,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -68,6 +70,40 @@ class WeChatPaySimulatorTest {
     assertThat(response.statusCode()).isEqualTo(401);
     assertThat(response.body()).contains("\"code\":\"SIGN_ERROR\"");
     assertThat(wechat.callCount(Endpoint.QUERY)).isEqualTo(before + 1);
+  }
+
+  @Test
+  void aHeldCallIsCountedOnArrivalAndAnsweredOnlyOnceItsGateOpens() throws Exception {
+    String url = "/v3/pay/transactions/out-trade-no/HELD?mchid=" + wechat.mchid();
+    int before = wechat.callCount(Endpoint.QUERY);
+    CompletableFuture<HttpResponse<String>> answer;
+    try (WeChatPaySimulator.Gate gate = wechat.hold(Endpoint.QUERY)) {
+      answer = CompletableFuture.supplyAsync(() -> getUnchecked(url));
+      while (wechat.callCount(Endpoint.QUERY) == before) {
+        Thread.sleep(5);
+      }
+      Thread.sleep(200);
+
+      assertThat(answer).as("held at the gate").isNotDone();
+      assertThat(get("/v3/refund/domestic/refunds/R1", null).statusCode())
+          .as("another endpoint's call is not held")
+          .isEqualTo(401);
+      assertThat(answer).isNotDone();
+      gate.open();
+      assertThat(answer.get(10, TimeUnit.SECONDS).statusCode()).isEqualTo(401);
+    }
+    HttpResponse<String> after = get(url, null);
+
+    assertThat(after.statusCode()).as("the gate closed with the try").isEqualTo(401);
+    assertThat(wechat.callCount(Endpoint.QUERY)).isEqualTo(before + 2);
+  }
+
+  private HttpResponse<String> getUnchecked(String path) {
+    try {
+      return get(path, null);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Test
