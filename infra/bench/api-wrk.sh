@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The order API over HTTP (issue 19 item 3): placements/s and p50/p99 with wrk at 1, 16 and 64
+# The order API over HTTP: placements/s and p50/p99 with wrk at 1, 16 and 64
 # concurrent clients against ./local up (the whole local stack: API handler, sweep and consumer
 # schedules, embedded Redis and MariaDB), then the same wrk command against RawPlaceServer, the
 # raw-SQL ceiling of the same placement transaction; prints both and the ratio.

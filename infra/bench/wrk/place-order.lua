@@ -1,4 +1,4 @@
--- wrk script for the order API (issue 19 item 3): every request is a POST /orders placement with a
+-- wrk script for the order API: every request is a POST /orders placement with a
 -- unique orderId, so none is answered as an idempotent retry.
 -- orderId = "w" .. RUN_ID (6 digits, set one per wrk run) .. thread (2) .. counter (8): 17 chars,
 -- within out_trade_no's 6-32. One item of a random SKU of the local catalog (sku-0000..0199, 10,000

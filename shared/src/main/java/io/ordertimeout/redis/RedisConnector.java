@@ -36,8 +36,8 @@ public final class RedisConnector implements AutoCloseable {
   /**
    * Reconnects back off from 100 ms to at most 1 s. Lettuce's default doubles up to 30 s: after
    * Redis was unreachable for 10 s its next attempt came ~6 s after Redis was back, and closes
-   * recovered 10 s after the outage (FaultInjectionTest, issue 21); one attempt a second per
-   * environment costs Redis nothing.
+   * recovered 10 s after the outage (FaultInjectionTest); one attempt a second per environment
+   * costs Redis nothing.
    */
   static final Delay RECONNECT_DELAY =
       Delay.exponential(Duration.ofMillis(100), Duration.ofSeconds(1), 2, TimeUnit.MILLISECONDS);

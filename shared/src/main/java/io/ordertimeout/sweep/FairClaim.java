@@ -11,8 +11,8 @@ import java.util.OptionalLong;
 
 /**
  * Claims a shard's due timers of every tenant and kind, sharing each kind's budget between tenants
- * so that one tenant's backlog cannot delay another's deadlines (issue 18: a flash sale of 50,000
- * orders due in one second must not hold back another tenant's closes behind it).
+ * so that one tenant's backlog cannot delay another's deadlines (a flash sale of 50,000 orders due
+ * in one second must not hold back another tenant's closes behind it).
  *
  * <p>First call: every tenant may claim an equal share of the kind's budget ({@code budget /
  * tenants}, at least 1). Second call, only when some tenant took its whole share and budget is left

@@ -27,7 +27,7 @@ import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18 item 4: close lag and timer backlog carry a Tenant dimension, for at most {@link
+ * Close lag and timer backlog carry a Tenant dimension, for at most {@link
  * TenantLabels#MAX_TENANTS} tenants per environment (the rest under "(other)"), beside the
  * undimensioned series that template.yaml's alarms read.
  */

@@ -38,12 +38,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 13, defect 7: a prepay that lands between the closer's WeChat step and its closing
- * transaction. The payer's prepay has marked the order (prepaid_at) but its WeChat call is still in
- * flight, so the closer's query and close find no trade at WeChat; then the prepay creates the
- * trade and stores its prepay_id, and the payer holds payment parameters. The closer must not close
- * that order blind: it closes the new trade at WeChat first (or leaves the order UNPAID), so the
- * payer's money can never land on a CLOSED order.
+ * A prepay that lands between the closer's WeChat step and its closing transaction. The payer's
+ * prepay has marked the order (prepaid_at) but its WeChat call is still in flight, so the closer's
+ * query and close find no trade at WeChat; then the prepay creates the trade and stores its
+ * prepay_id, and the payer holds payment parameters. The closer must not close that order blind: it
+ * closes the new trade at WeChat first (or leaves the order UNPAID), so the payer's money can never
+ * land on a CLOSED order.
  *
  * <p>The interleaving is forced, not hoped for: a gateway in front of the simulator holds the
  * prepay's WeChat call until the closer's first close call has answered, and that close call

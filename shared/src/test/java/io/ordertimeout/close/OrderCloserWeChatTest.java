@@ -306,8 +306,8 @@ class OrderCloserWeChatTest extends WeChatStackFixture {
   }
 
   /**
-   * Measures, does not assert: N prepaid orders (200 in the default build; the figure in the issue
-   * note is -Dotc.bench.prepaid=2000), 20 ms per WeChat call (query + close each).
+   * Measures, does not assert: N prepaid orders (200 in the default build; -Dotc.bench.prepaid=2000
+   * for the full figure), 20 ms per WeChat call (query + close each).
    */
   @Tag("integration")
   @Test

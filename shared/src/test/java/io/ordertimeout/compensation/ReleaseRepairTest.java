@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The ledger repair writes its RELEASE rows before it locks the stock row (the lock order of every
- * writer, issue 13 defect 4), so a re-check under the stock lock that refuses must take them back.
+ * writer), so a re-check under the stock lock that refuses must take them back.
  */
 class ReleaseRepairTest {
   private TestStack stack;

@@ -8,8 +8,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * Waits that contradict each other fail at init, naming every variable involved (issue 13, defect
- * 5): a configuration in which a wait outlives what encloses it never starts.
+ * Waits that contradict each other fail at init, naming every variable involved: a configuration in
+ * which a wait outlives what encloses it never starts.
  */
 class WaitsCrossCheckTest {
   private static Map<String, String> env(String... pairs) {

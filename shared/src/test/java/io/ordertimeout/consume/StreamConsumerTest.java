@@ -293,7 +293,7 @@ class StreamConsumerTest {
   /**
    * Redis 7.0 answers a blocked XREADGROUP whose stream was deleted with UNBLOCKED (6.2, the
    * embedded server, keeps it blocked): the consumer recreates the group instead of counting two
-   * errors, as the test above showed on Redis 7.0.15 (issue 13).
+   * errors, as the test above showed on Redis 7.0.15.
    */
   @Test
   void redisSevenUnblockingAReadOfALostStreamMeansTheStreamIsLost() {

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * A row lock held elsewhere ends the system's wait at the configured lock wait, not MySQL's 50 s
- * (issue 13, defect 5): three retried attempts must fit in a 10 s function.
+ * A row lock held elsewhere ends the system's wait at the configured lock wait, not MySQL's 50 s:
+ * three retried attempts must fit in a 10 s function.
  */
 @Tag("integration")
 class LockWaitBoundTest {

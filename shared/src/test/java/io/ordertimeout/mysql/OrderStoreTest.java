@@ -35,8 +35,8 @@ class OrderStoreTest {
   }
 
   /**
-   * Issue 13 defect 1: on a JVM in Asia/Shanghai every deadline was written 8 hours early. The test
-   * sets the zone itself, so it fails on such code even where the build runs in UTC.
+   * On a JVM in Asia/Shanghai a deadline written in the JVM's zone is 8 hours early. The test sets
+   * the zone itself, so it fails on such code even where the build runs in UTC.
    */
   @Test
   void deadlinesAreUtcWhateverTheJvmZone() {
@@ -68,9 +68,9 @@ class OrderStoreTest {
   }
 
   /**
-   * Issue 13 defect 11: MariaDB 10.x stored a deadline of .114 as .000 (Connector/J sends no
-   * fraction to a server announcing 5.5.5-10.x), while the Redis timer kept .114. Deadlines come
-   * from NOW(3), so their milliseconds are whatever the clock says: place until one is not .000.
+   * MariaDB 10.x can store a deadline of .114 as .000 (Connector/J sends no fraction to a server
+   * announcing 5.5.5-10.x) while the Redis timer keeps .114. Deadlines come from NOW(3), so their
+   * milliseconds are whatever the clock says: place until one is not .000.
    */
   @Test
   void aDeadlineKeepsItsMillisecondsInMySqlAndInRedis() {

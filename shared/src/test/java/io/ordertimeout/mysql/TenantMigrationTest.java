@@ -16,8 +16,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18 item 1: schema V8 puts the tenant into every key and keeps the rows of a database at V7
- * as tenant {@code default}; afterwards a statement that names no tenant fails.
+ * Schema V8 puts the tenant into every key and keeps the rows of a database at V7 as tenant {@code
+ * default}; afterwards a statement that names no tenant fails.
  */
 class TenantMigrationTest {
   private final EmbeddedServers servers = EmbeddedServers.get();

@@ -3,9 +3,9 @@ package io.ordertimeout.payment;
 import io.ordertimeout.testing.TestStack;
 
 /**
- * Every PaymentServiceTest case with {@code useAffectedRows=true} in the JDBC URL (issue 13, defect
- * 6): an operator's URL option must not change what the row-count checks decide (a paid-after-close
- * case is recorded once).
+ * Every PaymentServiceTest case with {@code useAffectedRows=true} in the JDBC URL: an operator's
+ * URL option must not change what the row-count checks decide (a paid-after-close case is recorded
+ * once).
  */
 class PaymentServiceAffectedRowsTest extends PaymentServiceTest {
   @Override

@@ -3,8 +3,8 @@ package io.ordertimeout.place;
 import io.ordertimeout.testing.TestStack;
 
 /**
- * Every CancelAndPlaceOrderServiceTest case with {@code useAffectedRows=true} in the JDBC URL
- * (issue 13, defect 6): an operator's URL option must not change what the row-count checks decide.
+ * Every CancelAndPlaceOrderServiceTest case with {@code useAffectedRows=true} in the JDBC URL: an
+ * operator's URL option must not change what the row-count checks decide.
  */
 class CancelAndPlaceOrderServiceAffectedRowsTest extends CancelAndPlaceOrderServiceTest {
   @Override

@@ -15,8 +15,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * A changed OTC_TIMER_SHARDS is refused at init instead of orphaning timers (issue 13, defect 10):
- * the stack keeps running with the count its timers were written with.
+ * A changed OTC_TIMER_SHARDS is refused at init instead of orphaning timers: the stack keeps
+ * running with the count its timers were written with.
  */
 class TimerShardCountTest {
   private TestStack stack;

@@ -37,14 +37,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 1: an ElastiCache-style failover in cluster mode, under the mixed workload. The
- * stack runs on an embedded 3-master Redis Cluster (Lettuce's RedisClusterClient, 8 timer shards
- * over the masters); one master that serves timer shards gets a replica. The failover as
- * ElastiCache runs it on a primary failure: replication lags (the replica's link is cut and its
- * resync refused for 1.5 s, so the master acknowledges writes the replica never gets), the master's
- * process is killed, 4 s pass while the failure is detected, and the replica is promoted with
- * {@code CLUSTER FAILOVER TAKEOVER}. Nothing moves an endpoint: the clients must find the new
- * master themselves, from the cluster's topology (RedisConnector's topology refresh).
+ * An ElastiCache-style failover in cluster mode, under the mixed workload. The stack runs on an
+ * embedded 3-master Redis Cluster (Lettuce's RedisClusterClient, 8 timer shards over the masters);
+ * one master that serves timer shards gets a replica. The failover as ElastiCache runs it on a
+ * primary failure: replication lags (the replica's link is cut and its resync refused for 1.5 s, so
+ * the master acknowledges writes the replica never gets), the master's process is killed, 4 s pass
+ * while the failure is detected, and the replica is promoted with {@code CLUSTER FAILOVER
+ * TAKEOVER}. Nothing moves an endpoint: the clients must find the new master themselves, from the
+ * cluster's topology (RedisConnector's topology refresh).
  *
  * <p>4 s of detection is longer than Lettuce's first adaptive refresh (~0.8 s after the kill in
  * four runs; later ones at most every 5 s, its adaptive timeout), so the clients' first look at the

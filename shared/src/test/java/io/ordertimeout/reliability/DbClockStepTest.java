@@ -10,9 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 1: the clock step on the database's side. The stack reaches MariaDB through a
- * {@link FaultProxy} whose {@link DbClockStep} makes NOW() answer 10 s behind the real time for 5 s
- * while the mixed workload's 4 s deadlines pass (ServerFaultTest steps the Redis TIME side).
+ * The clock step on the database's side. The stack reaches MariaDB through a {@link FaultProxy}
+ * whose {@link DbClockStep} makes NOW() answer 10 s behind the real time for 5 s while the mixed
+ * workload's 4 s deadlines pass (ServerFaultTest steps the Redis TIME side).
  *
  * <p>What it exercises: the sweep claims by Redis TIME, the closing UPDATE re-checks {@code
  * expire_at <= NOW(3)} by the database's clock, which now says the claimed orders are not due; the

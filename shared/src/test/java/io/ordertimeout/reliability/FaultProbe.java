@@ -20,12 +20,12 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.HdrHistogram.Histogram;
 
 /**
- * Measures one fault run (issue 21 item 2): canary orders with a 1 s deadline placed every 250 ms
- * from the start of the workload until 5 s after the fault ends, so there are closes to time during
- * and after the fault; and a sampler that reads, every 200 ms, the metrics the alarms of
- * template.yaml watch (as the code emits them: the stack's {@link Metrics}, the workers' failed
- * invocations as Lambda's Errors, failed placements as the API's 5xx) and notes when each first
- * crosses its template threshold.
+ * Measures one fault run: canary orders with a 1 s deadline placed every 250 ms from the start of
+ * the workload until 5 s after the fault ends, so there are closes to time during and after the
+ * fault; and a sampler that reads, every 200 ms, the metrics the alarms of template.yaml watch (as
+ * the code emits them: the stack's {@link Metrics}, the workers' failed invocations as Lambda's
+ * Errors, failed placements as the API's 5xx) and notes when each first crosses its template
+ * threshold.
  *
  * <p>Recovery time: from the fault's end until the last TIMEOUT close whose lag (closed_at -
  * expire_at, MariaDB's own columns) is above normal; 0 if no close after the fault's end was

@@ -12,13 +12,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 1: a function killed at a random point of its run (a Lambda timeout or OOM), many
- * times over. Each victim is a sweep or consumer invocation with its own execution environment (its
- * own Redis connection and MariaDB pool, as a Lambda's); at a random moment of its run its clients
- * are closed (Hikari aborts the connections, so MariaDB rolls back whatever was open; Lettuce
- * cancels the commands in flight) and its thread is stopped, so none of its own code runs after the
- * kill, as none of a killed process's does. The workload's ordinary workers run alongside, as the
- * next scheduled invocations would.
+ * A function killed at a random point of its run (a Lambda timeout or OOM), many times over. Each
+ * victim is a sweep or consumer invocation with its own execution environment (its own Redis
+ * connection and MariaDB pool, as a Lambda's); at a random moment of its run its clients are closed
+ * (Hikari aborts the connections, so MariaDB rolls back whatever was open; Lettuce cancels the
+ * commands in flight) and its thread is stopped, so none of its own code runs after the kill, as
+ * none of a killed process's does. The workload's ordinary workers run alongside, as the next
+ * scheduled invocations would.
  *
  * <p>The default suite runs the faults without {@code @EnabledIfSystemProperty}; the others (about
  * 16 s each, more for the slow ones) run with {@code -Dotc.faults.all=true}, so the default suite
@@ -26,7 +26,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
  */
 @Tag("integration")
 class KilledInvocationTest {
-  /** {@code -Dotc.faults.kills} (default 20, the issue's "many times over"). */
+  /** {@code -Dotc.faults.kills} (default 20, the "many times over" above). */
   static final int KILLS = Integer.getInteger("otc.faults.kills", 20);
 
   static FaultHarness h;

@@ -36,9 +36,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 13, defect 4: every writer takes its row locks in one order (orders, the orders' own rows,
- * coupons, stock; ids ascending within a table), so the closer, placements and payments that share
- * coupons and SKUs never deadlock.
+ * Every writer takes its row locks in one order (orders, the orders' own rows, coupons, stock; ids
+ * ascending within a table), so the closer, placements and payments that share coupons and SKUs
+ * never deadlock.
  *
  * <p>Each user cancels an order and at once re-orders with the same coupon and SKUs, retrying while
  * the closer still holds the coupon: the placement then asks for the coupon exactly while the
@@ -68,7 +68,7 @@ class LockOrderTest {
 
       long serverDeadlocks = serverDeadlocks(stack) - serverDeadlocksBefore;
       String report = run.report(serverDeadlocks);
-      System.out.println("Lock order (issue 13): " + report);
+      System.out.println("Lock order: " + report);
       assertThat(run.conflicts.deadlocks()).as("deadlocks (error 1213); " + report).isZero();
       assertThat(run.conflicts.lockWaitTimeouts())
           .as("lock wait timeouts (error 1205); " + report)

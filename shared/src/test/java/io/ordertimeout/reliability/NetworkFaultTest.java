@@ -17,12 +17,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 1: the network between the functions and Redis, and between them and MariaDB,
- * misbehaves while the mixed workload runs: latency, connections reset, a black hole (partition). A
- * {@link FaultProxy} per test sits in front of the tests' own Redis or the shared MariaDB; the
- * stack's OTC_REDIS_URI or OTC_MYSQL_URL points at it. Each test asserts no order lost, no
- * invariant broken, and that the fault really reached the code; recovery and detection go to {@link
- * ReliabilityTable}.
+ * The network between the functions and Redis, and between them and MariaDB, misbehaves while the
+ * mixed workload runs: latency, connections reset, a black hole (partition). A {@link FaultProxy}
+ * per test sits in front of the tests' own Redis or the shared MariaDB; the stack's OTC_REDIS_URI
+ * or OTC_MYSQL_URL points at it. Each test asserts no order lost, no invariant broken, and that the
+ * fault really reached the code; recovery and detection go to {@link ReliabilityTable}.
  *
  * <p>The default suite runs the faults without {@code @EnabledIfSystemProperty}; the others (about
  * 16 s each, more for the slow ones) run with {@code -Dotc.faults.all=true}, so the default suite

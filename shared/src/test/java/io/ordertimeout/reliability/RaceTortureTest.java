@@ -21,10 +21,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9, item 3: sweeps, stream consumers, payers, cancellers and a direct closer (9 workers) on
- * the same orders of one hot SKU at once; zero invariant violations over several seeds.
+ * Sweeps, stream consumers, payers, cancellers and a direct closer (9 workers) on the same orders
+ * of one hot SKU at once; zero invariant violations over several seeds.
  *
- * <p>By default 5,000 orders x 2 seeds (well under a minute here); the issue's full run is {@code
+ * <p>By default 5,000 orders x 2 seeds (well under a minute here); the full run is {@code
  * -Dotc.torture.orders=50000 -Dotc.torture.seeds=5}.
  */
 @Tag("integration")
@@ -47,7 +47,7 @@ class RaceTortureTest {
         stack.assertInvariants();
       }
     }
-    report.forEach(r -> System.out.println("Race torture (issue 9): " + r));
+    report.forEach(r -> System.out.println("Race torture: " + r));
     assertThat(violations).isZero();
   }
 

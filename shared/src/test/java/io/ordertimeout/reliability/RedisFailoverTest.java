@@ -27,13 +27,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 1: an ElastiCache-style failover under the mixed workload. The harness's own Redis
- * is the primary; a second redis-server replicates it through a {@link FaultProxy} (the replication
- * link), and the stack reaches the primary through another proxy (the primary endpoint's DNS name).
- * The failover, as ElastiCache runs it: replication lags (the link is black-holed for 1.5 s, so the
- * primary acknowledges writes the replica never gets), the primary's node dies, 2 s pass while the
- * failure is detected, the replica is promoted ({@code REPLICAOF NO ONE}) and the endpoint's name
- * moves to it (the proxy is re-pointed and its connections to the dead node reset).
+ * An ElastiCache-style failover under the mixed workload. The harness's own Redis is the primary; a
+ * second redis-server replicates it through a {@link FaultProxy} (the replication link), and the
+ * stack reaches the primary through another proxy (the primary endpoint's DNS name). The failover,
+ * as ElastiCache runs it: replication lags (the link is black-holed for 1.5 s, so the primary
+ * acknowledges writes the replica never gets), the primary's node dies, 2 s pass while the failure
+ * is detected, the replica is promoted ({@code REPLICAOF NO ONE}) and the endpoint's name moves to
+ * it (the proxy is re-pointed and its connections to the dead node reset).
  *
  * <p>Redis loses the acknowledged but unreplicated writes (timers of orders placed in the lag, the
  * stream entries relayed then). MySQL is the truth (docs/concepts/design.md, invariants): one

@@ -9,8 +9,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 21: after Redis was unreachable for 10 s, the environment's client is usable again within 2
- * s of Redis coming back. With Lettuce's default reconnect back-off (doubling up to 30 s) the next
+ * After Redis was unreachable for 10 s, the environment's client is usable again within 2 s of
+ * Redis coming back. With Lettuce's default reconnect back-off (doubling up to 30 s) the next
  * attempt after a 10 s outage came ~6 s late, and closes took 10 s to recover (FaultInjectionTest's
  * "Redis unreachable 10 s" row); RedisConnector caps the back-off at 1 s.
  */

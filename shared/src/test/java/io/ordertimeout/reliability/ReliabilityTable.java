@@ -8,17 +8,17 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The one table of issue 21: per fault, orders lost, invariant violations, recovery and detection,
- * over every fault class run in this JVM (Surefire runs the classes one after another in one JVM).
- * Each class prints the table so far when it ends and rewrites target/reliability-faults.md, so
- * after the suite the file and the last print hold every fault.
+ * The reliability table: per fault, orders lost, invariant violations, recovery and detection, over
+ * every fault class run in this JVM (Surefire runs the classes one after another in one JVM). Each
+ * class prints the table so far when it ends and rewrites target/reliability-faults.md, so after
+ * the suite the file and the last print hold every fault.
  */
 final class ReliabilityTable {
   static final Path FILE = Path.of("target", "reliability-faults.md");
 
   /**
    * One fault's row. {@code boundSeconds} is the recovery this fault is held to and {@code
-   * boundReason} why: issue 21's 5 s goal, or the lease, step or back-off that forbids it. The
+   * boundReason} why: the 5 s recovery goal, or the lease, step or back-off that forbids it. The
    * table reports whether the measured recovery kept it; no test asserts it (tests assert outcomes,
    * a loaded machine's timings move).
    */
@@ -136,7 +136,7 @@ final class ReliabilityTable {
       return;
     }
     String table = render();
-    System.out.println("\nReliability (issue 21), per fault:\n" + table);
+    System.out.println("\nReliability, per fault:\n" + table);
     try {
       Files.createDirectories(FILE.getParent());
       Files.writeString(FILE, table);

@@ -27,11 +27,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 1: the servers themselves misbehave while the mixed workload runs: MariaDB goes
- * read-only (as the old writer does in a failover) or out of connections, Redis reaches maxmemory
- * under noeviction, the due-clock steps, and WeChat answers every call just under the gateway's
- * timeout. Each test asserts no order lost, no invariant broken (none closed early above all), and
- * that the fault really reached the code; recovery and detection go to {@link ReliabilityTable}.
+ * The servers themselves misbehave while the mixed workload runs: MariaDB goes read-only (as the
+ * old writer does in a failover) or out of connections, Redis reaches maxmemory under noeviction,
+ * the due-clock steps, and WeChat answers every call just under the gateway's timeout. Each test
+ * asserts no order lost, no invariant broken (none closed early above all), and that the fault
+ * really reached the code; recovery and detection go to {@link ReliabilityTable}.
  *
  * <p>The MariaDB faults change global settings of the JVM-shared server and restore them in a
  * finally block; Surefire runs classes one after another, so no other class is running then.

@@ -27,17 +27,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 /**
- * Issue 21, item 3: the mixed workload for {@code -Dotc.soak.minutes} (30 for the issue; not in the
- * default suite) on ONE stack and one set of workers, as long-lived Lambda environments would be,
- * with a fault every round (Redis restart keeping its data, Redis connections reset, Redis black
- * hole, MariaDB connections KILLed, WeChat errors, none). After every round every order of the
- * round is final and in its right state; at the end none is lost, the invariants hold, and live
- * threads, MariaDB connections and Redis clients are flat (the last third's highest no higher than
- * the first third's plus a small allowance), and so is the live heap after warm-up: the median of
- * the last third of the samples at most {@link #HEAP_GROWTH_ALLOWANCE_MB} above the middle third's.
- * Heap is the live bytes of a class histogram (a full GC, then a walk of the heap in the same
- * pause), so nothing the workers allocate meanwhile counts; the classes that grew most from the end
- * of warm-up to the end are printed, to name what grows.
+ * The mixed workload for {@code -Dotc.soak.minutes} (30 for the full soak; not in the default
+ * suite) on ONE stack and one set of workers, as long-lived Lambda environments would be, with a
+ * fault every round (Redis restart keeping its data, Redis connections reset, Redis black hole,
+ * MariaDB connections KILLed, WeChat errors, none). After every round every order of the round is
+ * final and in its right state; at the end none is lost, the invariants hold, and live threads,
+ * MariaDB connections and Redis clients are flat (the last third's highest no higher than the first
+ * third's plus a small allowance), and so is the live heap after warm-up: the median of the last
+ * third of the samples at most {@link #HEAP_GROWTH_ALLOWANCE_MB} above the middle third's. Heap is
+ * the live bytes of a class histogram (a full GC, then a walk of the heap in the same pause), so
+ * nothing the workers allocate meanwhile counts; the classes that grew most from the end of warm-up
+ * to the end are printed, to name what grows.
  *
  * <p>The test keeps nothing per round (each round's outcome is checked when it drains), and the
  * WeChat simulator forgets a round's trades {@link #FORGET_AFTER_ROUNDS} rounds later: before both,

@@ -13,8 +13,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18 item 4: a tenant's backlog takes at most what other tenants' due timers leave of a
- * shard's claim budget, and a tenant alone still gets all of it.
+ * A tenant's backlog takes at most what other tenants' due timers leave of a shard's claim budget,
+ * and a tenant alone still gets all of it.
  */
 class FairClaimTest {
   private static final TimerSet A = new TimerSet("shop-a", DeadlineKind.PAYMENT_TIMEOUT);

@@ -17,8 +17,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The sweep starts a pass only when the invocation's remaining time covers it, WeChat step included
- * (issue 13, defect 5): a pass started later would be killed with Lambda mid-batch.
+ * The sweep starts a pass only when the invocation's remaining time covers it, WeChat step
+ * included: a pass started later would be killed with Lambda mid-batch.
  */
 class SweepBudgetTest {
   static WeChatPaySimulator wechat;

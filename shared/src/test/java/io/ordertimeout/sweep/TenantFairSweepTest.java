@@ -16,11 +16,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18 item 4: a pass takes each tenant's due timers up to its own cap ({@code batch x
- * parallelism}), visiting shards until every tenant with timers due reached it, and closes the
- * smallest tenant's first. With one cap per pass for all tenants, a flash sale filled it from the
- * first shard or two and another tenant's due orders in the other shards waited ~16 passes
- * (FairnessBench: B's p99 1,874 ms; with the cap per tenant 598 ms).
+ * A pass takes each tenant's due timers up to its own cap ({@code batch x parallelism}), visiting
+ * shards until every tenant with timers due reached it, and closes the smallest tenant's first.
+ * With one cap per pass for all tenants, a flash sale filled it from the first shard or two and
+ * another tenant's due orders in the other shards waited ~16 passes (FairnessBench: B's p99 1,874
+ * ms; with the cap per tenant 598 ms).
  */
 class TenantFairSweepTest {
   private static final String SALE = "shop-sale";

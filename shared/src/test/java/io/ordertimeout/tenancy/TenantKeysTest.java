@@ -18,8 +18,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 18 item 1: the tenant is part of every identity. Two tenants hold the same order, SKU and
- * coupon ids; each use case touches its own tenant's rows and timer keys only.
+ * The tenant is part of every identity. Two tenants hold the same order, SKU and coupon ids; each
+ * use case touches its own tenant's rows and timer keys only.
  */
 class TenantKeysTest {
   private static final String A = "shop-a";

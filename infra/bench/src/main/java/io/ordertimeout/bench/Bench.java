@@ -9,10 +9,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The scenario bench of issue 8: every selected scenario against every selected system, one after
- * the other in this JVM on the same Redis and MariaDB, each on a fresh schema and key prefix.
- * Prints the table and writes report.md and lag.svg under the results directory. Figures are
- * printed, never asserted; only correctness decides the exit code.
+ * The scenario bench: every selected scenario against every selected system, one after the other in
+ * this JVM on the same Redis and MariaDB, each on a fresh schema and key prefix. Prints the table
+ * and writes report.md and lag.svg under the results directory. Figures are printed, never
+ * asserted; only correctness decides the exit code.
  *
  * <p>Run: {@code ./mvnw -q -pl infra/bench -am verify -DskipTests -Pbench -Dbench.args="--scale 0.1
  * --scenario S1,S2,S3 --system otc,redisson,zset-100ms,cron-1s,cron-30s,raw-sql"}. Other options:

@@ -23,12 +23,12 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * The payers of the busy-API scenario (issue 19 item 3, {@code infra/bench/api-wrk.sh}): while wrk
- * places orders at the API's capacity, the wrk script appends the ids of one in PAY_EVERY placed
- * orders to {@code <dir>/pay-<thread>.txt}; this tails those files and pays each order as a user
- * would, over HTTP only: {@code POST /orders/{id}/prepay} on the stack's API, then the payer pays
- * on the WeChat Pay simulator ({@code POST /_sim/trades/{id}/pay}), which notifies the stack's
- * {@code POST /wechatpay/notify} webhook, signed and encrypted as WeChat does.
+ * The payers of the busy-API scenario ({@code infra/bench/api-wrk.sh}): while wrk places orders at
+ * the API's capacity, the wrk script appends the ids of one in PAY_EVERY placed orders to {@code
+ * <dir>/pay-<thread>.txt}; this tails those files and pays each order as a user would, over HTTP
+ * only: {@code POST /orders/{id}/prepay} on the stack's API, then the payer pays on the WeChat Pay
+ * simulator ({@code POST /_sim/trades/{id}/pay}), which notifies the stack's {@code POST
+ * /wechatpay/notify} webhook, signed and encrypted as WeChat does.
  *
  * <p>When {@code <dir>/stop} appears it pays what is queued and prints {@code busy-payer drained};
  * when {@code <dir>/check} appears it runs {@link BusyCheck} on the stack's MariaDB, prints the

@@ -20,12 +20,12 @@ import javax.sql.DataSource;
 import org.HdrHistogram.Histogram;
 
 /**
- * Fairness between tenants (issue 18 item 4): tenant A's flash sale, {@code --flash} (50,000)
- * unpaid orders all due within the same second, beside tenant B's steady stream, {@code --rate}
- * (20) orders a second due from that second on for {@code --steady-seconds} (60), through the real
- * sweep function code ({@link SweepSchedule}: {@code SweepJob.run} on two execution environments,
- * started every 60 s, 100 s timeout, as template.yaml deploys it) on the embedded MariaDB and
- * Redis, DB pool {@code --pool} (2, OtcConfig's default, which the template keeps).
+ * Fairness between tenants: tenant A's flash sale, {@code --flash} (50,000) unpaid orders all due
+ * within the same second, beside tenant B's steady stream, {@code --rate} (20) orders a second due
+ * from that second on for {@code --steady-seconds} (60), through the real sweep function code
+ * ({@link SweepSchedule}: {@code SweepJob.run} on two execution environments, started every 60 s,
+ * 100 s timeout, as template.yaml deploys it) on the embedded MariaDB and Redis, DB pool {@code
+ * --pool} (2, OtcConfig's default, which the template keeps).
  *
  * <p>The figure: B's close lag (closed_at - expire_at, read from MariaDB) p50/p99/max for its
  * orders due while A's flash sale drains (due before A's last close), against B's orders due after;

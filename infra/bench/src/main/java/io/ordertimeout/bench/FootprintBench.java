@@ -32,12 +32,12 @@ import javax.sql.DataSource;
 import org.HdrHistogram.Histogram;
 
 /**
- * How much memory the two always-on functions need (issue 19 item 5): the production sweep
- * (TimeoutSweepHandler) or the stream consumer with its outbox relay (StreamConsumerHandler), each
- * in a child JVM ({@link FootprintChild}) started with what Lambda gives a function of M MB: the
- * JVM sees M MB of RAM, a heap of 85% of it, Serial GC and C1 only (the flags the java runtimes'
- * bootstrap passes: -XX:MaxHeapSize=445645k for 512 MB, -XX:+UseSerialGC, -XX:TieredStopAtLevel=1).
- * CPU cannot be given in proportion to M here (Lambda: 1,769 MB = 1 vCPU), so every size gets
+ * How much memory the two always-on functions need: the production sweep (TimeoutSweepHandler) or
+ * the stream consumer with its outbox relay (StreamConsumerHandler), each in a child JVM ({@link
+ * FootprintChild}) started with what Lambda gives a function of M MB: the JVM sees M MB of RAM, a
+ * heap of 85% of it, Serial GC and C1 only (the flags the java runtimes' bootstrap passes:
+ * -XX:MaxHeapSize=445645k for 512 MB, -XX:+UseSerialGC, -XX:TieredStopAtLevel=1). CPU cannot be
+ * given in proportion to M here (Lambda: 1,769 MB = 1 vCPU), so every size gets
  * -XX:ActiveProcessorCount=1 on a real core; the child's CPU time is reported so the vCPU a rate
  * needs can be read off.
  *

@@ -6,11 +6,11 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * Bytes allocated and GC collections of this JVM from {@link #start} to {@link #read} (issue 19
- * item 3). Java 17 has no total over dead threads, so allocation is summed per thread over the
- * threads alive at {@link #read}, each counted from its figure at {@link #start} (or from zero if
- * it started later): read while the threads being measured still run. GC figures exclude the G1
- * concurrent-cycle bean, whose time is not a pause.
+ * Bytes allocated and GC collections of this JVM from {@link #start} to {@link #read}. Java 17 has
+ * no total over dead threads, so allocation is summed per thread over the threads alive at {@link
+ * #read}, each counted from its figure at {@link #start} (or from zero if it started later): read
+ * while the threads being measured still run. GC figures exclude the G1 concurrent-cycle bean,
+ * whose time is not a pause.
  */
 final class JvmMeter {
   private static final com.sun.management.ThreadMXBean THREADS =

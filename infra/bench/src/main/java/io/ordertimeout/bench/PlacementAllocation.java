@@ -9,8 +9,8 @@ import java.sql.SQLException;
 import java.util.Locale;
 
 /**
- * Bytes allocated per placed order (issue 19 item 3): {@code orders} placements of one item each
- * through what the order-created handler calls - PlaceOrderRequests.parse of the JSON body, then
+ * Bytes allocated per placed order: {@code orders} placements of one item each through what the
+ * order-created handler calls - PlaceOrderRequests.parse of the JSON body, then
  * PlaceOrderService.place (idempotency read, the transaction, the Redis timer, the created event) -
  * on one thread, after a quarter as many for warm-up, on a fresh schema. Counted over every thread
  * of this JVM (Lettuce's I/O thread and Hikari's included), as the close figures are.

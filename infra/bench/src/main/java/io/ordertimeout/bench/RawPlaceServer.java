@@ -29,13 +29,13 @@ import java.util.concurrent.Executors;
 import javax.sql.DataSource;
 
 /**
- * The raw-SQL ceiling of a placement over HTTP (issue 19 item 3): {@code POST /orders} with the
- * order API's JSON body, answered by the SQL a placement issues and nothing else - the idempotency
- * read, then one transaction: NOW(3), INSERT orders, INSERT order_items and RESERVE ledger rows
- * (batched), INSERT order_snapshots with its SHA-256, the conditional stock UPDATE - and a 201 with
- * the order id. No Redis timer, no event, no API Gateway payload, no validation beyond what the SQL
- * needs. Same shape as {@code ./local up}: com.sun HttpServer, 32 request threads, a 16-connection
- * pool, the local catalog's 200 SKUs {@code sku-0000..0199} of 10,000 each, on embedded MariaDB.
+ * The raw-SQL ceiling of a placement over HTTP: {@code POST /orders} with the order API's JSON
+ * body, answered by the SQL a placement issues and nothing else - the idempotency read, then one
+ * transaction: NOW(3), INSERT orders, INSERT order_items and RESERVE ledger rows (batched), INSERT
+ * order_snapshots with its SHA-256, the conditional stock UPDATE - and a 201 with the order id. No
+ * Redis timer, no event, no API Gateway payload, no validation beyond what the SQL needs. Same
+ * shape as {@code ./local up}: com.sun HttpServer, 32 request threads, a 16-connection pool, the
+ * local catalog's 200 SKUs {@code sku-0000..0199} of 10,000 each, on embedded MariaDB.
  *
  * <p>Run: {@code infra/bench/api-wrk.sh} starts it with {@code --port P} and measures it with the
  * same wrk command as the local API.

@@ -22,12 +22,12 @@ import java.util.TreeMap;
 import javax.sql.DataSource;
 
 /**
- * Scale-out (issue 19 item 4): K sweeper processes ({@link ScaleOutSweeper}, each a child JVM wired
- * as the timeout-sweep function is) on an embedded 3-master Redis Cluster with {@code --shards}
- * (64) timer shards and the embedded MariaDB, for each K of {@code --processes} (1,2,4). Per K a
- * fresh schema and key prefix get {@code --orders} (200,000) UNPAID orders of {@code --skus}
- * (1,000) SKUs due evenly over {@code --spread-seconds} (10; 0: all due at once, a backlog) from
- * t0; the K processes start, wire up, and are released together before t0.
+ * Scale-out: K sweeper processes ({@link ScaleOutSweeper}, each a child JVM wired as the
+ * timeout-sweep function is) on an embedded 3-master Redis Cluster with {@code --shards} (64) timer
+ * shards and the embedded MariaDB, for each K of {@code --processes} (1,2,4). Per K a fresh schema
+ * and key prefix get {@code --orders} (200,000) UNPAID orders of {@code --skus} (1,000) SKUs due
+ * evenly over {@code --spread-seconds} (10; 0: all due at once, a backlog) from t0; the K processes
+ * start, wire up, and are released together before t0.
  *
  * <p>Per K: closes/s (closed / (last close - t0)), close lag p50/p99/max (closed_at - expire_at
  * from MariaDB), drain time, shards each process held (its last lease refresh, and the split of the

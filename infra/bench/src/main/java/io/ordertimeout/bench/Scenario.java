@@ -36,9 +36,9 @@ record Scenario(
       long payOffsetMillis) {}
 
   /**
-   * The three scenarios of issue 8. {@code scale} multiplies the order counts; {@code timeScale}
-   * the spread of deadlines (S1's 60 s, S3's minute of backlog), so a test can run all of them in
-   * seconds.
+   * The bench's three scenarios, S1 to S3. {@code scale} multiplies the order counts; {@code
+   * timeScale} the spread of deadlines (S1's 60 s, S3's minute of backlog), so a test can run all
+   * of them in seconds.
    */
   static List<Scenario> all(double scale, double timeScale) {
     return List.of(

@@ -190,9 +190,9 @@ public final class EmbeddedRedisCluster implements AutoCloseable {
   }
 
   /**
-   * Starts a replica of master {@code index} (issue 21's failover): a new node joins with CLUSTER
-   * MEET and follows the master with CLUSTER REPLICATE; returns its port once its replication link
-   * is up and every node knows it.
+   * Starts a replica of master {@code index} (for a failover): a new node joins with CLUSTER MEET
+   * and follows the master with CLUSTER REPLICATE; returns its port once its replication link is up
+   * and every node knows it.
    */
   public synchronized int addReplica(int index) {
     Node master = masters.get(index);

@@ -6,10 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The invariants of an order's life after payment (issue 16) as SQL over the V5 outbox and the V7
- * lifecycle columns, each returning only offending rows: every transition at most once (6), none
- * before its deadline (7), the after-sale suspension honoured (8), the lifecycle columns consistent
- * with the state (9) and coupons consistent with their validity and orders (10).
+ * The invariants of an order's life after payment as SQL over the V5 outbox and the V7 lifecycle
+ * columns, each returning only offending rows: every transition at most once (6), none before its
+ * deadline (7), the after-sale suspension honoured (8), the lifecycle columns consistent with the
+ * state (9) and coupons consistent with their validity and orders (10).
  *
  * <p>The outbox is the independent witness here: its row is written in the transition's own
  * transaction, so counting rows per order counts transitions, and its {@code committed_at} times

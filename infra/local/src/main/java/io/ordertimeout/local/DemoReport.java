@@ -35,8 +35,8 @@ final class DemoReport {
    * The sweep sleeps at most 50 ms between passes and closes a due batch in one transaction;
    * prepaid orders add a WeChat query and close. Measured on 2 cores shared with 5 other builds
    * (load 6-15): p99 71-124 ms at --orders 300, 378-604 ms at the default 2,000 with 4 placing
-   * clients (DemoScenario.CLIENTS). 1 s keeps a margin of 1.6x on that busy machine and fails the
-   * 3.5 s p99 of issue 13's fresh clone.
+   * clients (DemoScenario.CLIENTS). 1 s keeps a margin of 1.6x on that busy machine and still fails
+   * a p99 of 3.5 s.
    */
   static final long LAG_P99_BOUND_MS = 1_000;
 

@@ -17,11 +17,10 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 
 /**
- * The isolation suite's common ground (issue 18 item 5): twelve tenants onboarded with the SAME
- * ids, sku-1 and sku-2, coupon cp-1, orders wx20261201000001..3, each tenant's with its own amounts
- * (tenant n's order k is n * 100 + k fen) and user, so a row read or written for the wrong tenant
- * shows. Order 1 holds cp-1 and one of each SKU; order 2 two sku-1; order 3 three sku-2. Only t01
- * has {@link #T01_ONLY}.
+ * The isolation suite's common ground: twelve tenants onboarded with the SAME ids, sku-1 and sku-2,
+ * coupon cp-1, orders wx20261201000001..3, each tenant's with its own amounts (tenant n's order k
+ * is n * 100 + k fen) and user, so a row read or written for the wrong tenant shows. Order 1 holds
+ * cp-1 and one of each SKU; order 2 two sku-1; order 3 three sku-2. Only t01 has {@link #T01_ONLY}.
  */
 abstract class IsolationFixture {
   static final String ORDER_1 = "wx20261201000001";

@@ -7,8 +7,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The order function serves exactly the routes template.yaml gives it (issue 16 added the order's
- * life after payment and coupons), every one behind the IAM authorizer: the mall backend's API is
+ * The order function serves exactly the routes template.yaml gives it (the order's life after
+ * payment and coupons included), every one behind the IAM authorizer: the mall backend's API is
  * never public, and no other function serves an /orders or /coupons route.
  */
 class OrderRoutesTemplateTest {

@@ -38,13 +38,13 @@ import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Keeps template.yaml and the code in step (issue 6, item 5): handlers, CodeUris, environment
- * variables, routes both ways, and the schedules the local runner uses. A function whose module is
- * not in this checkout is skipped with a message, so each branch builds alone.
+ * Keeps template.yaml and the code in step: handlers, CodeUris, environment variables, routes both
+ * ways, and the schedules the local runner uses. A function whose module is not in this checkout is
+ * skipped with a message, so each branch builds alone.
  */
 class TemplateConsistencyTest {
 
-  /** Agreed schedules (helper brief): function logical id -> expression. */
+  /** The schedules the functions are built for: function logical id -> expression. */
   private static final Map<String, String> AGREED_SCHEDULES =
       Map.of(
           "TimeoutSweepFunction", "rate(1 minute)",
@@ -62,8 +62,8 @@ class TemplateConsistencyTest {
               "defaulted (10, Asia/Shanghai); docs/reference/configuration.md"),
           Map.entry(
               "OTC_RECONCILE_LOOKBACK_DAYS", "defaulted (3); docs/reference/configuration.md"),
-          Map.entry("OTC_MYSQL_USER", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
-          Map.entry("OTC_MYSQL_PASSWORD", "defaulted; on AWS from the DB secret (issue 6 item 2)"),
+          Map.entry("OTC_MYSQL_USER", "defaulted; on AWS from the DB secret"),
+          Map.entry("OTC_MYSQL_PASSWORD", "defaulted; on AWS from the DB secret"),
           Map.entry(
               "OTC_SWEEP_RUNS", "tunable, default 1: sweep runs expected at once (SweepSettings)"),
           Map.entry(
@@ -143,8 +143,8 @@ class TemplateConsistencyTest {
           Map.entry("OTC_WECHAT_SUB_APPID", "local-only: on AWS the merchant secret's subAppid"));
 
   /**
-   * Template routes whose implementation lands with another issue's branch: a ROUTE_NOT_FOUND
-   * answer skips the probe (with this message) instead of failing. Empty this after the merges.
+   * Template routes whose implementation is not in this checkout: a ROUTE_NOT_FOUND answer skips
+   * the probe (with this message) instead of failing. Empty while every route has its handler.
    */
   private static final Map<String, String> PENDING_ROUTES = Map.of();
 
@@ -278,8 +278,8 @@ class TemplateConsistencyTest {
    * OTC_FUNCTION_TIMEOUT_MS is each function's Timeout (the init checks compare the waits with it),
    * the template's values pass those checks, and the two looping functions keep running through
    * their whole schedule period: the sweep starts passes while its remaining time exceeds the
-   * margin and the WeChat step (issue 13, defect 5), and closes a batch inline when its measured
-   * closing time fits too, so its Timeout must exceed the period by all three.
+   * margin and the WeChat step, and closes a batch inline when its measured closing time fits too,
+   * so its Timeout must exceed the period by all three.
    */
   @TestFactory
   Stream<DynamicTest> everyFunctionsWaitsFitItsTimeoutAndTheLoopsCoverTheirSchedule() {
@@ -410,7 +410,7 @@ class TemplateConsistencyTest {
     }
   }
 
-  // ---- the pre-traffic hook's samples (issue 15 item 7) ----
+  // ---- the pre-traffic hook's samples ----
 
   /**
    * Each sample of template.yaml's pre-traffic hook, sent to the real handler as the hook sends it

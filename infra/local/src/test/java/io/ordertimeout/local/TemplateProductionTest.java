@@ -28,11 +28,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * template.yaml's production settings (issue 15 items 1, 2, 6, 7, 8 and 9), read from the YAML as
- * written; where cfn-lint or the SAM translator (python3 with aws-sam-translator, which cfn-lint
- * brings) is installed, also the template as CloudFormation receives it. Short-form tags read as
- * the value under them: {@code !Ref X} is "X", {@code !GetAtt X.Arn} is "X.Arn", {@code !Sub "s"}
- * is "s".
+ * template.yaml's production settings, read from the YAML as written; where cfn-lint or the SAM
+ * translator (python3 with aws-sam-translator, which cfn-lint brings) is installed, also the
+ * template as CloudFormation receives it. Short-form tags read as the value under them: {@code !Ref
+ * X} is "X", {@code !GetAtt X.Arn} is "X.Arn", {@code !Sub "s"} is "s".
  */
 class TemplateProductionTest {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -32,7 +32,7 @@ import java.util.regex.Pattern;
 final class TenantFingerprints {
   static final String UNATTRIBUTED = "?";
 
-  /** Every table holding a tenant's data, after schema V8 (issue 18 item 1). */
+  /** Every table holding a tenant's data, after schema V8. */
   static final List<String> TABLES =
       List.of(
           "orders",

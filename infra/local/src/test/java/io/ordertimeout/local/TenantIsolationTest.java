@@ -13,10 +13,10 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The order API across twelve tenants with overlapping ids (issue 18 item 5): every route, asked
- * for an id another tenant also has, acts on the caller's tenant's order and no other; an id only
- * another tenant has answers exactly what a missing one answers; a caller naming a tenant it is not
- * mapped to is refused. After each step every other tenant's rows and Redis keys are unchanged.
+ * The order API across twelve tenants with overlapping ids: every route, asked for an id another
+ * tenant also has, acts on the caller's tenant's order and no other; an id only another tenant has
+ * answers exactly what a missing one answers; a caller naming a tenant it is not mapped to is
+ * refused. After each step every other tenant's rows and Redis keys are unchanged.
  */
 @Tag("integration")
 class TenantIsolationTest extends IsolationFixture {

@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The webhook, the timeout sweep, the stream consumer and a compensation pass across twelve tenants
- * with overlapping ids (issue 18 item 5): each acts on the tenant it is for, found by (tenant, id),
- * and leaves every other tenant's rows and Redis keys as they were. (Named to match both
- * -Dtest=TenantIsolationTest* and surefire's default *Test include.)
+ * with overlapping ids: each acts on the tenant it is for, found by (tenant, id), and leaves every
+ * other tenant's rows and Redis keys as they were. (Named to match both -Dtest=TenantIsolationTest*
+ * and surefire's default *Test include.)
  */
 @Tag("integration")
 class TenantIsolationTestFunctionsTest extends IsolationFixture {

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 9, item 4: hostile requests against every order-created route through the real handler, in
- * the sample event's envelope. Each gets a 4xx and changes nothing in MariaDB or Redis.
+ * Hostile requests against every order-created route through the real handler, in the sample
+ * event's envelope. Each gets a 4xx and changes nothing in MariaDB or Redis.
  */
 class HostileInputTest {
   static final String POST_EVENT = "../../events/order-created-post-orders.json";

@@ -495,7 +495,7 @@ class LifecycleRoutesTest {
     assertThat(shipped.get("items")).hasSize(1);
     assertThat(shipped.get("paidAt").isNull()).isFalse();
     assertThat(shipped.get("amountFen").asLong()).isEqualTo(100);
-    // a PAID order's answer is what it was before issue 16
+    // a PAID order's answer carries no shipping fields
     assertThat(paid.has("carrier")).isFalse();
     assertThat(paid.get("status").asText()).isEqualTo("PAID");
   }

@@ -40,10 +40,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The per-tenant webhook (issue 18 item 3) through the real SDK: tenant shop-a's merchant is the
- * fixture's simulator, shop-b's another simulator with its own merchant, platform and APIv3 keys;
- * the default tenant shares shop-a's keys under the old URL. One {@link WeChatPayGateway} holds all
- * three merchants and verifies every notification, with the keys of the tenant the URL names.
+ * The per-tenant webhook through the real SDK: tenant shop-a's merchant is the fixture's simulator,
+ * shop-b's another simulator with its own merchant, platform and APIv3 keys; the default tenant
+ * shares shop-a's keys under the old URL. One {@link WeChatPayGateway} holds all three merchants
+ * and verifies every notification, with the keys of the tenant the URL names.
  */
 class TenantWebhookTest extends WeChatStackFixture {
   static final String EVENT = "../../events/payment-notify-wechat-success.json";
