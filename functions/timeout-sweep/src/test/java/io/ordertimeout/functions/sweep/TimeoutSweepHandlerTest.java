@@ -43,7 +43,7 @@ class TimeoutSweepHandlerTest {
     APIGatewayV2HTTPEvent post =
         EventLoader.loadApiGatewayHttpEvent("../../events/order-created-post-orders.json");
     JsonNode body = Json.MAPPER.readTree(post.getBody());
-    ((com.fasterxml.jackson.databind.node.ObjectNode) body).put("timeoutSeconds", 2);
+    ((com.fasterxml.jackson.databind.node.ObjectNode) body).put("timeoutSeconds", 1);
     post.setBody(Json.write(body));
     APIGatewayV2HTTPResponse placed =
         new OrderApiHandler(stack.app().orderApi())
@@ -55,7 +55,7 @@ class TimeoutSweepHandlerTest {
 
     String summary =
         new TimeoutSweepHandler(stack.app().sweepJob())
-            .handleRequest(schedule, new LambdaTestContext("timeout-sweep", 4_000));
+            .handleRequest(schedule, new LambdaTestContext("timeout-sweep", 2_500));
 
     assertThat(Json.MAPPER.readTree(summary).get("closed").asLong()).isEqualTo(1);
     assertThat(stack.dump("SELECT status, close_reason FROM orders"))
