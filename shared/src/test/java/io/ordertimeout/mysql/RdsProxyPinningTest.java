@@ -174,6 +174,10 @@ class RdsProxyPinningTest {
       assertThat(sent.stream().filter(q -> q.contains("'RELEASE'")).count())
           .as("the RELEASE rows, in parts")
           .isGreaterThan(1);
+      assertThat(sent)
+          .as(
+              "the driver's read-only check before each batch, a round trip each (useLocalSessionState)")
+          .noneMatch(q -> q.contains("transaction_read_only") || q.contains("tx_read_only"));
       List<String> sets =
           sent.stream().filter(q -> q.toLowerCase(Locale.ROOT).startsWith("set ")).toList();
       assertThat(sets).as("the connections' session settings").isNotEmpty();
