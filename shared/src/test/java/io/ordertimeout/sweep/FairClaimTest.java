@@ -11,11 +11,15 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * A tenant's backlog takes at most what other tenants' due timers leave of a shard's claim budget,
  * and a tenant alone still gets all of it.
  */
+// alone in its JVM while it runs (the fast tier runs classes in parallel): it resets and reads
+// Redis's command statistics, which count every client's calls
+@Isolated
 class FairClaimTest {
   private static final TimerSet A = new TimerSet("shop-a", DeadlineKind.PAYMENT_TIMEOUT);
   private static final TimerSet B = new TimerSet("shop-b", DeadlineKind.PAYMENT_TIMEOUT);
