@@ -37,7 +37,7 @@ public abstract class WeChatStackFixture {
     SIMULATORS.remove(test.getTestClass().orElseThrow()).close();
   }
 
-  /** The simulator of {@code testClass}, for its own {@code @BeforeAll} methods. */
+  /** The simulator of {@code testClass}, for its static members (@BeforeAll, method sources). */
   protected static WeChatPaySimulator simulatorOf(Class<? extends WeChatStackFixture> testClass) {
     return SIMULATORS.get(testClass);
   }

@@ -715,9 +715,7 @@ public final class WeChatPaySimulator implements AutoCloseable {
       return;
     }
     try {
-      while (!gate.await(50, TimeUnit.MILLISECONDS) && !closed.get()) {
-        // the gate or close() lets it through
-      }
+      gate.await(); // opened by its Gate or by close()
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -735,13 +733,14 @@ public final class WeChatPaySimulator implements AutoCloseable {
     }
   }
 
-  /** Stops the server, wakes hanging calls and drops pending notifications. */
+  /** Stops the server, wakes hanging and held calls and drops pending notifications. */
   @Override
   public void close() {
     if (!closed.compareAndSet(false, true)) {
       return;
     }
     stopping.countDown();
+    holds.values().forEach(CountDownLatch::countDown);
     server.stop(0);
     payer.shutdownNow();
     refundDesk.close();
