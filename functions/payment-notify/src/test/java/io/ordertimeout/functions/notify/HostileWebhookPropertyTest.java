@@ -1,5 +1,6 @@
 package io.ordertimeout.functions.notify;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.fail;
 
 import com.amazonaws.services.lambda.runtime.events.APIGatewayV2HTTPEvent;
@@ -21,8 +22,11 @@ import io.ordertimeout.wechat.StaticMerchantDirectory;
 import io.ordertimeout.wechat.SubMerchant;
 import io.ordertimeout.wechat.WeChatPayGateway;
 import java.nio.charset.StandardCharsets;
+import java.security.GeneralSecurityException;
 import java.security.KeyPairGenerator;
 import java.security.PrivateKey;
+import java.security.PublicKey;
+import java.security.Signature;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,6 +39,7 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -50,8 +55,10 @@ import org.junit.jupiter.params.provider.ValueSource;
  * headers missing, in two casings with two values, huge, in other scripts, numbers out of every
  * range; bodies of random bytes, JSON-ish, huge, truncated, and genuine-looking notifications
  * signed with a key that is not WeChat's. None carries a valid signature: each starts from a forged
- * one or spoils a genuine one in a part the signature covers. A failing request is shrunk (headers
- * dropped, values and body halved) while it still fails, and reported with the seed.
+ * one or spoils a genuine one in a part the signature covers, and a draw that puts the spoiled part
+ * back (a fresh timestamp equal to the signed one, say) is set aside and drawn again. A failing
+ * request is shrunk (headers dropped, values and body halved) while it still fails, and reported
+ * with the seed.
  */
 @Tag("integration")
 class HostileWebhookPropertyTest extends WeChatStackFixture {
@@ -186,8 +193,13 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     SplittableRandom random = new SplittableRandom(seed);
     String full = fullState();
     List<Case> batch = new ArrayList<>();
+    int genuineDrawn = 0;
     for (int i = 0; i < TRIES; i++) {
       Case c = generate(random, route);
+      while (signedByWeChat(c)) { // a spoiled part drawn back to its genuine value: not hostile
+        genuineDrawn++;
+        c = generate(random, route);
+      }
       batch.add(c);
       String failure = check(c, this::quickState);
       if (failure != null) {
@@ -202,8 +214,40 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
       }
     }
     System.out.printf(
-        "HostileWebhookPropertyTest %s route: %d tries in %d ms%n",
-        route, TRIES, (System.nanoTime() - started) / 1_000_000);
+        "HostileWebhookPropertyTest %s route: %d tries in %d ms (%d genuine draws set aside)%n",
+        route, TRIES, (System.nanoTime() - started) / 1_000_000, genuineDrawn);
+  }
+
+  /**
+   * The filter that sets authentic draws aside knows WeChat's signature when it sees one, in any
+   * casing and base64 too, and nothing spoiled; the genuine request is accepted, as it must be.
+   */
+  @Test
+  void aDrawThatPutsTheSignedPartsBackIsAuthenticAndSetAside() {
+    Map<String, String> headers = new LinkedHashMap<>();
+    genuine.headers().forEach((k, v) -> headers.put(k.toUpperCase(Locale.ROOT), v));
+    headers.put("wechatpay-timestamp", "1"); // a second casing, spoiled: the other one verifies
+    Case authentic = new Case("default", null, headers, genuine.body(), false);
+    String base64 =
+        Base64.getEncoder().encodeToString(genuine.body().getBytes(StandardCharsets.UTF_8));
+    assertThat(signedByWeChat(authentic)).isTrue();
+    assertThat(signedByWeChat(new Case("default", null, headers, base64, true))).isTrue();
+    SplittableRandom random = new SplittableRandom(SEED);
+    for (int i = 0; i < 40; i++) {
+      SignedNotification spoiled = base(random, false);
+      assertThat(
+              signedByWeChat(new Case("default", null, spoiled.headers(), spoiled.body(), false)))
+          .as("spoiled draw %d", i)
+          .isFalse();
+    }
+    Map<String, String> plain = new LinkedHashMap<>(genuine.headers());
+    APIGatewayV2HTTPResponse accepted =
+        handler.handleRequest(
+            event(new Case("default", null, plain, genuine.body(), false)),
+            new LambdaTestContext("payment-notify", 10_000));
+    assertThat(accepted.getStatusCode()).isEqualTo(204);
+    assertThat(stack.dump("SELECT status FROM orders WHERE order_id = '" + orderId + "'"))
+        .containsExactly("PAID|");
   }
 
   private void report(String route, int attempt, String failure, Case small) {
@@ -622,6 +666,81 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
     return options[r.nextInt(options.length)];
   }
 
+  /**
+   * Whether some reading of the request carries WeChat's signature: a timestamp, a nonce and a
+   * signature among its headers (in any casing) with its body (decoded when flagged base64) that
+   * verify against the platform key. The generator spoils a genuine notification and then draws
+   * header values and bodies at random, and a draw can put the spoiled part back (a fresh timestamp
+   * equal to the signed one, a nonce cut back to its genuine length, the genuine body): such a
+   * request is authentic, and accepting it is right.
+   */
+  private static boolean signedByWeChat(Case c) {
+    List<String> timestamps = values(c, "wechatpay-timestamp");
+    List<String> nonces = values(c, "wechatpay-nonce");
+    List<String> signatures = values(c, "wechatpay-signature");
+    byte[] body = bodyBytes(c);
+    if (body == null) {
+      return false;
+    }
+    PublicKey key = simulatorOf(HostileWebhookPropertyTest.class).platformPublicKey();
+    for (String signature : signatures) {
+      byte[] sig;
+      try {
+        sig = Base64.getDecoder().decode(signature.strip());
+      } catch (IllegalArgumentException e) {
+        continue;
+      }
+      for (String timestamp : timestamps) {
+        for (String nonce : nonces) {
+          if (verifies(key, timestamp, nonce, body, sig)) {
+            return true;
+          }
+        }
+      }
+    }
+    return false;
+  }
+
+  private static List<String> values(Case c, String lowerName) {
+    List<String> out = new ArrayList<>();
+    c.headers()
+        .forEach(
+            (k, v) -> {
+              if (k != null && v != null && k.toLowerCase(Locale.ROOT).equals(lowerName)) {
+                out.add(v);
+              }
+            });
+    return out;
+  }
+
+  private static byte[] bodyBytes(Case c) {
+    if (c.body() == null) {
+      return null;
+    }
+    if (!c.base64()) {
+      return c.body().getBytes(StandardCharsets.UTF_8);
+    }
+    try {
+      return Base64.getDecoder().decode(c.body());
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  private static boolean verifies(
+      PublicKey key, String timestamp, String nonce, byte[] body, byte[] signature) {
+    try {
+      Signature verifier = Signature.getInstance("SHA256withRSA");
+      verifier.initVerify(key);
+      verifier.update((timestamp + "\n" + nonce + "\n").getBytes(StandardCharsets.UTF_8));
+      verifier.update(body);
+      verifier.update((byte) '\n');
+      return verifier.verify(signature);
+    } catch (GeneralSecurityException e) {
+      return false;
+    }
+  }
+
   // ---- shrinking -------------------------------------------------------------------------
 
   /**
@@ -638,7 +757,7 @@ class HostileWebhookPropertyTest extends WeChatStackFixture {
         if (--budget < 0) {
           break;
         }
-        if (check(candidate, this::fullState) != null) {
+        if (!signedByWeChat(candidate) && check(candidate, this::fullState) != null) {
           current = candidate;
           smaller = true;
           break;
