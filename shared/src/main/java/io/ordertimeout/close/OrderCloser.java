@@ -599,8 +599,13 @@ public final class OrderCloser {
   }
 
   /**
-   * One UPDATE per SKU for the whole batch, in SKU order (the lock order every writer of stock
-   * uses).
+   * The whole batch's stock back in one UPDATE per part (parts under RDS Proxy's 16 KB, in SKU
+   * order): each SKU's quantity picked by a CASE on its key. A JDBC batch of one UPDATE per SKU
+   * cost the driver a multi-statement text it parses again and two round trips to switch the
+   * server's multi-statement option on and off, and the server a statement per SKU. The rows are
+   * locked in SKU order, the order every writer of {@code stock} keeps: the table has no index but
+   * its primary key (tenant_id, sku_id), so every plan reads it in that order ({@code
+   * StockReleaseStatementTest} fails if one is added), and the statement says so with its ORDER BY.
    */
   private void releaseStock(
       Connection c, String tenantId, Map<String, List<OrderItem>> items, List<String> eligible)
@@ -610,32 +615,113 @@ public final class OrderCloser {
         .values()
         .forEach(
             list -> list.forEach(i -> perSku.merge(i.skuId(), (long) i.quantity(), Long::sum)));
-    String sql =
-        "UPDATE stock SET available = available + ?,"
-            + " reserved = reserved - ? WHERE tenant_id = ? AND sku_id = ? AND reserved >= ?";
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      Statements.Batch batch = new Statements.Batch(ps, sql);
-      for (Map.Entry<String, Long> sku : perSku.entrySet()) {
-        batch.row(sku.getValue(), sku.getValue(), tenantId, sku.getKey(), sku.getValue());
+    for (List<Map.Entry<String, Long>> part :
+        Statements.parts(
+            stockReleaseSql(0),
+            new ArrayList<>(perSku.entrySet()),
+            sku -> stockReleaseBytes(sku.getKey(), sku.getValue()))) {
+      int updated;
+      try (PreparedStatement ps = c.prepareStatement(stockReleaseSql(part.size()))) {
+        int i = 1;
+        for (int column = 0; column < 2; column++) { // available's CASE, then reserved's
+          i = bindCase(ps, i, part);
+        }
+        ps.setString(i++, tenantId);
+        for (Map.Entry<String, Long> sku : part) {
+          ps.setString(i++, sku.getKey());
+        }
+        bindCase(ps, i, part);
+        updated = ps.executeUpdate();
       }
-      int[] counts = batch.execute();
-      List<String> skus = new ArrayList<>(perSku.keySet());
-      for (int i = 0; i < counts.length; i++) {
-        if (counts[i] == 0) {
-          metrics.count("stock_release_failures", 1);
-          throw new IllegalStateException(
-              "releasing "
-                  + perSku.get(skus.get(i))
-                  + " of SKU "
-                  + tenantId
-                  + "/"
-                  + skus.get(i)
-                  + " for "
-                  + eligible.size()
-                  + " orders found less reserved or no stock row; nothing was closed");
+      if (updated != part.size()) {
+        metrics.count(MetricNames.STOCK_RELEASE_FAILURES, 1);
+        // the statement moved the SKUs that had enough: undo the whole transaction first, so the
+        // diagnosis reads the rows as they were (the caller's rollback then finds nothing to undo)
+        c.rollback();
+        throw new IllegalStateException(shortfall(c, tenantId, part, eligible.size()));
+      }
+    }
+  }
+
+  /**
+   * The statement that releases {@code skus} SKUs: their quantities added to available and taken
+   * from reserved where at least that much is reserved, by a CASE on sku_id with one WHEN per SKU.
+   */
+  static String stockReleaseSql(int skus) {
+    String cases = " CASE sku_id" + " WHEN ? THEN ?".repeat(skus) + " END";
+    return "UPDATE stock SET available = available +"
+        + cases
+        + ", reserved = reserved -"
+        + cases
+        + " WHERE tenant_id = ? AND sku_id IN ("
+        + OrderStore.placeholders(skus)
+        + ") AND reserved >="
+        + cases
+        + " ORDER BY sku_id";
+  }
+
+  /** What one SKU adds to {@link #stockReleaseSql}'s text: three WHENs and its IN list entry. */
+  private static int stockReleaseBytes(String skuId, long quantity) {
+    int literal = Statements.literalBytes(skuId);
+    return 3 * (" WHEN  THEN ".length() + literal + String.valueOf(quantity).length())
+        + literal
+        + 1;
+  }
+
+  private static int bindCase(PreparedStatement ps, int start, List<Map.Entry<String, Long>> skus)
+      throws SQLException {
+    int i = start;
+    for (Map.Entry<String, Long> sku : skus) {
+      ps.setString(i++, sku.getKey());
+      ps.setLong(i++, sku.getValue());
+    }
+    return i;
+  }
+
+  /**
+   * Which SKU of a release that updated fewer rows than it named had no row or less reserved, read
+   * after the transaction was rolled back.
+   */
+  private static String shortfall(
+      Connection c, String tenantId, List<Map.Entry<String, Long>> part, int orders)
+      throws SQLException {
+    Map<String, Long> reserved = new HashMap<>();
+    String sql =
+        "SELECT sku_id, reserved FROM stock WHERE tenant_id = ? AND sku_id IN ("
+            + OrderStore.placeholders(part.size())
+            + ")";
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, tenantId);
+      OrderStore.bind(ps, 2, part.stream().map(Map.Entry::getKey).toList());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          reserved.put(rs.getString(1), rs.getLong(2));
         }
       }
     }
+    for (Map.Entry<String, Long> sku : part) {
+      Long has = reserved.get(sku.getKey());
+      if (has == null || has < sku.getValue()) {
+        return "releasing "
+            + sku.getValue()
+            + " of SKU "
+            + tenantId
+            + "/"
+            + sku.getKey()
+            + " for "
+            + orders
+            + " orders found "
+            + (has == null ? "no stock row" : has + " reserved")
+            + "; nothing was closed";
+      }
+    }
+    return "releasing stock of "
+        + part.size()
+        + " SKUs of tenant "
+        + tenantId
+        + " for "
+        + orders
+        + " orders updated fewer rows than SKUs; nothing was closed";
   }
 
   /**

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToIntFunction;
 
 /**
  * Keeps every statement's text under RDS Proxy's pinning threshold: the proxy pins a client session
@@ -30,12 +31,21 @@ public final class Statements {
    * of string literals keeps the statement under {@link #MAX_BYTES}.
    */
   public static List<List<String>> inLists(String sql, List<String> values) {
+    return parts(sql, values, value -> literalBytes(value) + 1); // the comma
+  }
+
+  /**
+   * {@code values} cut into consecutive parts, in their order, such that {@code sql}'s fixed text
+   * plus the {@code bytes} of each value of a part stays under {@link #MAX_BYTES}: for statements
+   * whose text grows by a known amount per value (an IN list, a CASE with a WHEN per value).
+   */
+  public static <T> List<List<T>> parts(String sql, List<T> values, ToIntFunction<T> bytes) {
     int budget = MAX_BYTES - SLACK - utf8(sql);
-    List<List<String>> chunks = new ArrayList<>();
-    List<String> chunk = new ArrayList<>();
+    List<List<T>> chunks = new ArrayList<>();
+    List<T> chunk = new ArrayList<>();
     int used = 0;
-    for (String value : values) {
-      int cost = literalBytes(value) + 1; // the comma
+    for (T value : values) {
+      int cost = bytes.applyAsInt(value);
       if (!chunk.isEmpty() && used + cost > budget) {
         chunks.add(chunk);
         chunk = new ArrayList<>();
@@ -140,7 +150,7 @@ public final class Statements {
   }
 
   /** A string written as a quoted SQL literal: its UTF-8 bytes, one per escape, two quotes. */
-  static int literalBytes(String value) {
+  public static int literalBytes(String value) {
     int escapes = 0;
     for (int i = 0; i < value.length(); i++) {
       switch (value.charAt(i)) {

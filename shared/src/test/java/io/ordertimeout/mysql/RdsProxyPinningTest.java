@@ -37,12 +37,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Isolated;
 
 /**
- * What a 500-order close batch and a compensation pass over those orders send, read from MariaDB's
- * general log (written to a table for the test): no statement text above RDS Proxy's 16 KB pinning
- * threshold, and no SET but of the session variables RDS Proxy tracks without pinning (AWS,
- * "Avoiding pinning an RDS Proxy": What RDS Proxy tracks for RDS for MariaDB and RDS for MySQL
- * databases). The lock wait comes from the server, as behind the proxy (its initialization query or
- * the parameter group), so the pool runs with OTC_DB_SET_LOCK_WAIT=false.
+ * What a 500-order close batch over 400 SKUs and a compensation pass over those orders send, read
+ * from MariaDB's general log (written to a table for the test): no statement text above RDS Proxy's
+ * 16 KB pinning threshold, and no SET but of the session variables RDS Proxy tracks without pinning
+ * (AWS, "Avoiding pinning an RDS Proxy": What RDS Proxy tracks for RDS for MariaDB and RDS for
+ * MySQL databases). The lock wait comes from the server, as behind the proxy (its initialization
+ * query or the parameter group), so the pool runs with OTC_DB_SET_LOCK_WAIT=false.
  */
 // alone in its JVM while it runs (the fast tier runs classes in parallel): it sets server globals
 // (general log, lock wait)
@@ -131,7 +131,7 @@ class RdsProxyPinningTest {
               "seed",
               c -> {
                 try (Statement s = c.createStatement()) {
-                  for (int k = 0; k < 4; k++) {
+                  for (int k = 0; k < SKUS; k++) {
                     s.executeUpdate(
                         "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', '"
                             + sku(k)
@@ -144,7 +144,8 @@ class RdsProxyPinningTest {
       Map<String, BulkSeeder.Line> orders = new LinkedHashMap<>();
       for (int i = 0; i < 500; i++) {
         orders.put(
-            String.format("wx2026113012345678901234%08d", i), new BulkSeeder.Line(sku(i % 4), 3));
+            String.format("wx2026113012345678901234%08d", i),
+            new BulkSeeder.Line(sku(i % SKUS), 3));
       }
       BulkSeeder.seedUnpaid(app.dataSource(), orders, Duration.ofMinutes(-1));
       List<String> ids = new ArrayList<>(orders.keySet());
@@ -174,6 +175,14 @@ class RdsProxyPinningTest {
       assertThat(sent.stream().filter(q -> q.contains("'RELEASE'")).count())
           .as("the RELEASE rows, in parts")
           .isGreaterThan(1);
+      List<String> stockReleases =
+          sent.stream().filter(q -> q.startsWith("UPDATE stock SET available")).toList();
+      assertThat(stockReleases)
+          .as("the 400 SKUs' release: a statement per part under 16 KB, not one per SKU")
+          .hasSizeBetween(2, 20);
+      assertThat(stockReleases.stream().mapToInt(q -> q.split(" WHEN ", -1).length - 1).sum())
+          .as("three WHENs per SKU over the parts")
+          .isEqualTo(3 * SKUS);
       assertThat(sent)
           .as(
               "the driver's read-only check before each batch, a round trip each (useLocalSessionState)")
@@ -194,6 +203,9 @@ class RdsProxyPinningTest {
       new InvariantChecker(app.dataSource()).assertHolds();
     }
   }
+
+  /** SKUs of the close: enough of the widest ids that their release needs several statements. */
+  private static final int SKUS = 400;
 
   private static String sku(int k) {
     return String.format("sku-%060d", k);
