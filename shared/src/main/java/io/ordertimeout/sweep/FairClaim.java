@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Claims a shard's due timers of every tenant and kind, sharing each kind's budget between tenants
@@ -43,6 +44,19 @@ final class FairClaim {
       List<String> tenants,
       Map<DeadlineKind, Integer> budgets,
       Map<Integer, Map<TimerSet, List<String>>> acks) {
+    return claim(timers, shards, nowMillis, leaseMillis, tenants, budgets, acks, new AtomicLong());
+  }
+
+  /** As above, adding the script calls it made (one, or two with leftovers) to {@code calls}. */
+  static Map<Integer, Claimed> claim(
+      TimerIndex timers,
+      List<Integer> shards,
+      long nowMillis,
+      long leaseMillis,
+      List<String> tenants,
+      Map<DeadlineKind, Integer> budgets,
+      Map<Integer, Map<TimerSet, List<String>>> acks,
+      AtomicLong calls) {
     Map<TimerSet, Integer> shares = new LinkedHashMap<>();
     budgets.forEach(
         (kind, budget) -> {
@@ -54,6 +68,7 @@ final class FairClaim {
       firsts.add(new TimerIndex.ShardClaim(shard, shares, acks.getOrDefault(shard, Map.of())));
     }
     Map<Integer, TimerIndex.Claim> first = timers.claim(firsts, nowMillis, leaseMillis);
+    calls.incrementAndGet();
     Map<Integer, Map<TimerSet, List<String>>> got = new LinkedHashMap<>();
     Map<Integer, Map<TimerSet, Integer>> seconds = new LinkedHashMap<>();
     List<TimerIndex.ShardClaim> secondCalls = new ArrayList<>();
@@ -67,8 +82,11 @@ final class FairClaim {
         secondCalls.add(new TimerIndex.ShardClaim(shard, left, Map.of()));
       }
     }
-    Map<Integer, TimerIndex.Claim> second =
-        secondCalls.isEmpty() ? Map.of() : timers.claim(secondCalls, nowMillis, leaseMillis);
+    Map<Integer, TimerIndex.Claim> second = Map.of();
+    if (!secondCalls.isEmpty()) {
+      second = timers.claim(secondCalls, nowMillis, leaseMillis);
+      calls.incrementAndGet();
+    }
     Map<Integer, Claimed> claimed = new LinkedHashMap<>();
     for (int shard : shards) {
       Map<TimerSet, List<String>> sets = got.get(shard);

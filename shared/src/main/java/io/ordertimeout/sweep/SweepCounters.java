@@ -5,6 +5,7 @@ import java.util.concurrent.atomic.AtomicLong;
 /** What one sweep run counted, for its SweepStats; shared by the closer threads of the run. */
 final class SweepCounters {
   final AtomicLong passes = new AtomicLong();
+  final AtomicLong claimCalls = new AtomicLong();
   final AtomicLong claimed = new AtomicLong();
   final AtomicLong closed = new AtomicLong();
   final AtomicLong notDue = new AtomicLong();
@@ -15,6 +16,7 @@ final class SweepCounters {
   SweepStats stats(int shardsHeld, long durationMillis) {
     return new SweepStats(
         passes.get(),
+        claimCalls.get(),
         claimed.get(),
         closed.get(),
         notDue.get(),

@@ -44,7 +44,7 @@ public final class SweepJob {
   public SweepStats run(LongSupplier remainingMillis) {
     SweepStats stats =
         paused.getAsBoolean()
-            ? new SweepStats(0, 0, 0, 0, 0, 0, 0, 0, 0)
+            ? new SweepStats(0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
             : sweepers.get().run(remainingMillis);
     // the backlog alarm reads this gauge every minute: its silence means no sweep ran
     TimerBacklog.record(metrics, redis, timers, tenants.get(), time.nowMillis());

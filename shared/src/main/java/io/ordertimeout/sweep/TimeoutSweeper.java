@@ -406,12 +406,9 @@ public final class TimeoutSweeper {
       if (open.isEmpty()) {
         break;
       }
-      // The next due shards in one claim call where Redis is one node: as many as keep every
-      // tenant under the cap even if each shard filled its batch (in steady traffic 16 shards take
-      // 4 calls instead of 16); one at a time on a cluster.
-      int mostTaken = open.stream().mapToInt(t -> perTenant.getOrDefault(t, 0)).max().orElse(0);
-      int group = timers.crossShardCalls() ? Math.max(1, (cap - mostTaken) / settings.batch()) : 1;
+      // Every due shard in one claim call where Redis is one node, one at a time on a cluster.
       List<Integer> due = new ArrayList<>();
+      int group = timers.crossShardCalls() ? shards.size() : 1;
       while (i < shards.size() && due.size() < group) {
         int shard = shards.get((first + i) % shards.size());
         i++;
@@ -424,6 +421,13 @@ public final class TimeoutSweeper {
       if (due.isEmpty()) {
         break;
       }
+      // Each shard's payment timeouts limited to its share of what is left of the cap, so that the
+      // call keeps every tenant under it even if each shard filled its limit: in steady traffic a
+      // shard has a few due and all 16 go in one call (4 calls at the full batch each before); a
+      // backlog claims the same cap a pass, spread over the shards, and a shard that filled its
+      // share makes the pass full (the next pass starts at once).
+      int mostTaken = open.stream().mapToInt(t -> perTenant.getOrDefault(t, 0)).max().orElse(0);
+      int perShard = Math.max(1, Math.min(settings.batch(), (cap - mostTaken) / due.size()));
       Map<Integer, Map<TimerSet, List<String>>> finished = new LinkedHashMap<>();
       due.forEach(shard -> finished.put(shard, acks.take(shard)));
       Map<Integer, FairClaim.Claimed> got;
@@ -435,8 +439,9 @@ public final class TimeoutSweeper {
                 now,
                 settings.claimLease().toMillis(),
                 open,
-                otherKinds.limits(settings.batch()),
-                finished);
+                otherKinds.limits(perShard),
+                finished,
+                counters.claimCalls);
         visited.addAll(due);
       } catch (RuntimeException e) {
         finished.values().forEach(acks::putBack);

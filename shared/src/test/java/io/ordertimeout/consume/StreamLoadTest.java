@@ -168,7 +168,7 @@ class StreamLoadTest {
       closed += s.closed();
       handedOff += s.handedOff();
     }
-    return new SweepStats(0, 0, closed, 0, 0, 0, handedOff, 0, 0);
+    return new SweepStats(0, 0, 0, closed, 0, 0, 0, handedOff, 0, 0);
   }
 
   @Test
