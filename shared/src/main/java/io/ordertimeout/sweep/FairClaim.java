@@ -34,20 +34,9 @@ final class FairClaim {
   /**
    * The claims of several shards, each shared between tenants as above, in one first call for all
    * of them and one second call for those with leftovers ({@code shards} more than one only where
-   * {@link TimerIndex#crossShardCalls}); {@code acks} per shard ride on the first call.
+   * {@link TimerIndex#crossShardCalls}); {@code acks} per shard ride on the first call. The calls
+   * made (one, or two with leftovers) are added to {@code calls}.
    */
-  static Map<Integer, Claimed> claim(
-      TimerIndex timers,
-      List<Integer> shards,
-      long nowMillis,
-      long leaseMillis,
-      List<String> tenants,
-      Map<DeadlineKind, Integer> budgets,
-      Map<Integer, Map<TimerSet, List<String>>> acks) {
-    return claim(timers, shards, nowMillis, leaseMillis, tenants, budgets, acks, new AtomicLong());
-  }
-
-  /** As above, adding the script calls it made (one, or two with leftovers) to {@code calls}. */
   static Map<Integer, Claimed> claim(
       TimerIndex timers,
       List<Integer> shards,

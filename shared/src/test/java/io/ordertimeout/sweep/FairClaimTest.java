@@ -9,6 +9,7 @@ import io.ordertimeout.testing.TestStack;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.parallel.Isolated;
@@ -53,7 +54,8 @@ class FairClaimTest {
             30_000,
             tenants,
             Map.of(DeadlineKind.PAYMENT_TIMEOUT, budget),
-            Map.of())
+            Map.of(),
+            new AtomicLong())
         .get(0);
   }
 
@@ -125,7 +127,8 @@ class FairClaimTest {
             30_000,
             List.of("shop-a", "shop-b"),
             Map.of(DeadlineKind.PAYMENT_TIMEOUT, 200),
-            Map.of());
+            Map.of(),
+            new AtomicLong());
 
     assertThat(claimed.get(0).sets().get(B)).hasSize(5);
     assertThat(claimed.get(0).sets().get(A)).as("the leftover of B's share").hasSize(195);
