@@ -7,6 +7,9 @@
 #
 #   ./local bench --open-loop [OpenLoopBench options, e.g. --rates 100,200,300 --seconds 30]
 #
+# OPEN_LOOP_UP_ARGS adds flags to ./local up (e.g. "--prime-seconds 0": the first minute of a stack
+# that was not primed).
+#
 # OPEN_LOOP_JFR=FILE records the stack's JVM with JFR (settings=profile) for OPEN_LOOP_JFR_SECONDS (95:
 # the client warm-up and the first minute, with its 15 s of closes) from the moment it is ready.
 #
@@ -35,7 +38,8 @@ stop_server() {
 trap stop_server EXIT
 
 echo "starting ./local up on port $PORT ..." >&2
-./local up --port "$PORT" >"$OUT/server.log" 2>&1 &
+# shellcheck disable=SC2086 # OPEN_LOOP_UP_ARGS is a list of flags
+./local up --port "$PORT" ${OPEN_LOOP_UP_ARGS:-} >"$OUT/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 1 300); do
   grep -q '^ready' "$OUT/server.log" 2>/dev/null && break

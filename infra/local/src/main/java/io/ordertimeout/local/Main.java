@@ -5,6 +5,7 @@ import io.ordertimeout.ops.LocalEndpoints;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -103,6 +104,10 @@ public final class Main {
   }
 
   private static int up(Flags flags, PrintStream out) throws InterruptedException {
+    int primeSeconds = flags.intValue("prime-seconds", StackPriming.DEFAULT_SECONDS);
+    if (primeSeconds < 0) {
+      throw new IllegalArgumentException("--prime-seconds must be 0 or more, was " + primeSeconds);
+    }
     LocalStack stack = LocalStack.start(options(flags, 8080), System.getenv());
     Path endpoints = LocalEndpoints.defaultFile();
     CountDownLatch stopped = new CountDownLatch(1);
@@ -119,6 +124,13 @@ public final class Main {
     sun.misc.Signal.handle(new sun.misc.Signal("INT"), stop);
     sun.misc.Signal.handle(new sun.misc.Signal("TERM"), stop);
     stack.describe(out);
+    if (primeSeconds > 0) {
+      out.println("  priming       the order mix for " + primeSeconds + " s ...");
+      out.println(
+          "  "
+              + StackPriming.prime(stack, Duration.ofSeconds(primeSeconds), StackPriming.USERS)
+                  .describe());
+    }
     stack.endpoints().write(endpoints);
     out.println("  endpoints     " + endpoints + " (./local wechat and ./ops admin read it)");
     out.println("ready; Ctrl-C stops");
