@@ -175,6 +175,9 @@ class RdsProxyPinningTest {
       assertThat(sent.stream().filter(q -> q.contains("'RELEASE'")).count())
           .as("the RELEASE rows, in parts")
           .isGreaterThan(1);
+      assertThat(sent.stream().filter(q -> q.startsWith("INSERT INTO outbox")).count())
+          .as("the closed events, in parts")
+          .isGreaterThan(1);
       List<String> stockReleases =
           sent.stream().filter(q -> q.startsWith("UPDATE stock SET available")).toList();
       assertThat(stockReleases)
@@ -199,6 +202,14 @@ class RdsProxyPinningTest {
                   .executeQuery("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")) {
         rs.next();
         assertThat(rs.getLong(1)).isEqualTo(500);
+      }
+      try (Connection c = app.dataSource().getConnection();
+          ResultSet rs =
+              c.createStatement()
+                  .executeQuery(
+                      "SELECT COUNT(DISTINCT event_id) FROM outbox WHERE event_type = 'closed'")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("a closed event per order, each its own id").isEqualTo(500);
       }
       new InvariantChecker(app.dataSource()).assertHolds();
     }

@@ -158,6 +158,54 @@ class OutboxTest {
   }
 
   @Test
+  void closedEventsAreWrittenByTheServerOnePerClosedOrderAndNoneForAnOrderNotClosed()
+      throws Exception {
+    stack("outbox-closed");
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      String id = String.format("ob-cls-%04d", i);
+      stack.place(id, "u1", 900, null, new OrderItem("sku-1", 1));
+      ids.add(id);
+    }
+    stack.app().closer().close(TenantIds.DEFAULT, ids, CloseReason.USER_CANCEL);
+
+    List<String> events =
+        stack.dump(
+            "SELECT order_id, event_id, payload FROM outbox WHERE event_type = 'closed' ORDER BY seq");
+    assertThat(events).hasSize(40);
+    for (int i = 0; i < 40; i++) {
+      String[] row = events.get(i).split("\\|");
+      assertThat(row[0]).isEqualTo(ids.get(i));
+      assertThat(row[1])
+          .matches("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+      assertThat(Json.MAPPER.readTree(row[2]))
+          .isEqualTo(
+              Json.MAPPER.readTree(
+                  "{\"lagMs\":" + lag(ids.get(i)) + ",\"reason\":\"USER_CANCEL\"}"));
+    }
+    assertThat(stack.count("SELECT COUNT(DISTINCT event_id) FROM outbox")).isEqualTo(80);
+
+    // an order that is not CLOSED gets no event: the statement fails and nothing is written
+    stack.place("ob-cls-open", "u1", 900, null, new OrderItem("sku-1", 1));
+    try (java.sql.Connection c = stack.app().dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      assertThatThrownBy(
+              () ->
+                  Outbox.closed(
+                      c,
+                      TenantIds.DEFAULT,
+                      List.of(new io.ordertimeout.domain.ClosedOrder("ob-cls-open", 0)),
+                      CloseReason.TIMEOUT))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("wrote 0 closed events for 1 orders of tenant default")
+          .hasMessageContaining("ob-cls-open");
+      c.rollback();
+    }
+    assertThat(stack.count("SELECT COUNT(*) FROM outbox WHERE order_id = 'ob-cls-open'"))
+        .isEqualTo(1);
+  }
+
+  @Test
   void theRelayMovesEveryRowToTheStreamInCommitOrderOnceAndMarksIt() {
     stack("outbox-relay");
     for (int i = 0; i < 30; i++) {
