@@ -1,6 +1,7 @@
 package io.ordertimeout.mysql;
 
 import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -14,8 +15,8 @@ import java.util.function.ToIntFunction;
  * useServerPrepStmts=false) the text is the SQL with every parameter written in as a literal, and
  * with rewriteBatchedStatements a batch becomes one multi-row INSERT or one multi-statement text;
  * so a 500-id IN list of 32-character order ids (~17.5 KB) or a close's RELEASE rows would pass it.
- * IN lists are cut by {@link #inLists}, batches sent by {@link Batch}, both by the bytes the driver
- * will send, not by a count.
+ * IN lists are cut by {@link #inLists}, batches sent by {@link Batch} and many rows of one INSERT
+ * by {@link Rows}, all by the bytes the driver will send, not by a count.
  */
 public final class Statements {
   /** RDS Proxy pins on a statement text above 16 KB. */
@@ -109,6 +110,84 @@ public final class Statements {
         rows = 0;
       }
       return counts.stream().flatMapToInt(java.util.Arrays::stream).toArray();
+    }
+  }
+
+  /**
+   * Many rows of one INSERT sent as {@code INSERT ... VALUES (...),(...)} statements of their own,
+   * each under {@link #MAX_BYTES}, every value bound once. The text on the wire is the one a JDBC
+   * batch of the rows becomes (the driver's rewriteBatchedStatements), but the batch costs the
+   * driver a copy of every row's bind values at {@code addBatch} and that rewrite at {@code
+   * executeBatch}, about three times the allocation per row for the same text and the same database
+   * CPU (docs/benchmarks/sweep-profile.md, where a close's allocation goes). An {@code INSERT ...
+   * SELECT} that let the server build the rows allocated less still but cost the database more.
+   */
+  public static final class Rows {
+    private final Connection connection;
+    private final String head;
+    private final String row;
+    private final int budget;
+    private final int rowBytes;
+    private final List<Object[]> pending = new ArrayList<>();
+    private int used;
+    private int inserted;
+
+    /**
+     * @param head the statement up to its rows, e.g. {@code INSERT INTO t (a, b, c) VALUES}
+     * @param row one row, e.g. {@code (?,?,'RELEASE')}: its placeholders take {@link #add}'s values
+     */
+    public Rows(Connection connection, String head, String row) {
+      this.connection = connection;
+      this.head = head + " ";
+      this.row = row;
+      this.budget = MAX_BYTES - SLACK - utf8(this.head);
+      this.rowBytes = utf8(row) + 1; // the comma
+    }
+
+    /**
+     * Adds a row of {@code values}, sending the rows before it first if they would pass the limit.
+     */
+    public void add(Object... values) throws SQLException {
+      int cost = rowBytes;
+      for (Object v : values) {
+        cost +=
+            v instanceof String s
+                ? literalBytes(s)
+                : v == null ? 4 : String.valueOf(v).length() + 2;
+      }
+      if (!pending.isEmpty() && used + cost > budget) {
+        send();
+      }
+      pending.add(values);
+      used += cost;
+    }
+
+    /** Sends what is left; the rows every statement inserted. */
+    public int execute() throws SQLException {
+      send();
+      return inserted;
+    }
+
+    private void send() throws SQLException {
+      if (pending.isEmpty()) {
+        return;
+      }
+      StringBuilder sql = new StringBuilder(head.length() + pending.size() * (row.length() + 1));
+      sql.append(head);
+      for (int i = 0; i < pending.size(); i++) {
+        sql.append(i == 0 ? "" : ",").append(row);
+      }
+      try (PreparedStatement ps = connection.prepareStatement(sql.toString())) {
+        int k = 1;
+        for (Object[] values : pending) {
+          for (Object v : values) {
+            ps.setObject(k++, v);
+          }
+        }
+        inserted += ps.executeUpdate();
+      }
+      pending.clear();
+      used = 0;
     }
   }
 

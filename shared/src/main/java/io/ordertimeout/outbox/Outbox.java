@@ -3,12 +3,10 @@ package io.ordertimeout.outbox;
 import io.ordertimeout.domain.CloseReason;
 import io.ordertimeout.domain.ClosedOrder;
 import io.ordertimeout.domain.Order;
-import io.ordertimeout.mysql.OrderStore;
 import io.ordertimeout.mysql.Statements;
 import io.ordertimeout.stream.EventType;
 import io.ordertimeout.util.Json;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.util.Collection;
 import java.util.List;
@@ -64,65 +62,21 @@ public final class Outbox {
                 orderId, tenantId, EventType.PAID, Map.of("transactionId", transactionId))));
   }
 
-  /**
-   * {@code closed}: one per order of {@code closed}, which the close transaction has just marked
-   * CLOSED with {@code reason}. The server writes the rows from the orders' own (one INSERT ...
-   * SELECT per 16 KB part of their ids, in order id order), so a 500-order close sends its ids once
-   * instead of seven bound values per event, which cost the driver a bind value per column and a
-   * rewritten multi-row text (two fifths of what a close allocated). The payload is the one {@link
-   * #append} writes ({@code {"lagMs":...,"reason":"..."}}, keys sorted, the lag from the row's
-   * {@code expire_at} to its {@code closed_at}, which the close set to the lock time its lag is
-   * measured to). Each statement's event ids are a random UUID's first 20 hex digits and the row's
-   * number in the statement: unique as the {@code outbox_event_id} key demands (74 random bits a
-   * statement), in the UUID form subscribers expect, without a UUID and its bound text per row.
-   * Rows written must be as many as the ids: otherwise an id was not a CLOSED order of the tenant,
-   * and the transaction fails.
-   */
+  /** {@code closed}: one per order the close transaction closed, in the batch's order. */
   public static void closed(
       Connection c, String tenantId, Collection<ClosedOrder> closed, CloseReason reason)
       throws SQLException {
-    if (closed.isEmpty()) {
-      return;
-    }
-    String trace = MDC.get(TRACE_KEY);
-    String traceId = trace == null || trace.equals("-") ? null : trace;
-    String sql =
-        "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version,"
-            + " payload, trace_id, committed_at)"
-            + " SELECT CONCAT(?, LPAD(LOWER(HEX(ROW_NUMBER() OVER (ORDER BY order_id))), 12, '0')),"
-            + " order_id, tenant_id, '"
-            + EventType.CLOSED.wireName()
-            + "', "
-            + SCHEMA_VERSION
-            + ", CONCAT('{\"lagMs\":', TIMESTAMPDIFF(MICROSECOND, expire_at, closed_at) DIV 1000,"
-            + " ',\"reason\":\"', ?, '\"}'), ?, NOW(3)"
-            + " FROM orders WHERE tenant_id = ? AND status = 'CLOSED' AND order_id IN (%s)"
-            + " ORDER BY order_id";
-    List<String> ids = closed.stream().map(ClosedOrder::orderId).toList();
-    for (List<String> part : Statements.inLists(sql, ids)) {
-      int written;
-      try (PreparedStatement ps =
-          c.prepareStatement(String.format(sql, OrderStore.placeholders(part.size())))) {
-        ps.setString(1, UUID.randomUUID().toString().substring(0, 24));
-        ps.setString(2, reason.name());
-        ps.setString(3, traceId);
-        ps.setString(4, tenantId);
-        OrderStore.bind(ps, 5, part);
-        written = ps.executeUpdate();
-      }
-      if (written != part.size()) {
-        throw new IllegalStateException(
-            "wrote "
-                + written
-                + " closed events for "
-                + part.size()
-                + " orders of tenant "
-                + tenantId
-                + " (first "
-                + part.get(0)
-                + "): an order is not CLOSED");
-      }
-    }
+    append(
+        c,
+        closed.stream()
+            .map(
+                o ->
+                    new Pending(
+                        o.orderId(),
+                        tenantId,
+                        EventType.CLOSED,
+                        Map.of("reason", reason.name(), "lagMs", o.lagMillis())))
+            .toList());
   }
 
   /** {@code cancel_requested}: the cancel request's transaction. */
@@ -135,8 +89,9 @@ public final class Outbox {
   }
 
   /**
-   * Inserts {@code events} in list order, stamped with NOW(3): one multi-row INSERT, cut into parts
-   * that stay under RDS Proxy's 16 KB pinning limit (a 500-order close writes ~73 KB of rows).
+   * Inserts {@code events} in list order, stamped with NOW(3): multi-row INSERTs, each under RDS
+   * Proxy's 16 KB pinning limit (a 500-order close writes ~73 KB of rows), every value bound once
+   * ({@link Statements.Rows}).
    */
   public static void append(Connection c, List<Pending> events) throws SQLException {
     if (events.isEmpty()) {
@@ -144,23 +99,22 @@ public final class Outbox {
     }
     String trace = MDC.get(TRACE_KEY);
     String traceId = trace == null || trace.equals("-") ? null : trace;
-    String sql =
-        "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version,"
-            + " payload, trace_id, committed_at) VALUES (?,?,?,?,?,?,?,NOW(3))";
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      Statements.Batch batch = new Statements.Batch(ps, sql);
-      for (Pending e : events) {
-        batch.row(
-            UUID.randomUUID().toString(),
-            e.orderId(),
-            e.tenantId(),
-            e.type().wireName(),
-            SCHEMA_VERSION,
-            payload(e),
-            traceId);
-      }
-      batch.execute();
+    Statements.Rows rows =
+        new Statements.Rows(
+            c,
+            "INSERT INTO outbox (event_id, order_id, tenant_id, event_type, schema_version,"
+                + " payload, trace_id, committed_at) VALUES",
+            "(?,?,?,?," + SCHEMA_VERSION + ",?,?,NOW(3))");
+    for (Pending e : events) {
+      rows.add(
+          UUID.randomUUID().toString(),
+          e.orderId(),
+          e.tenantId(),
+          e.type().wireName(),
+          payload(e),
+          traceId);
     }
+    rows.execute();
   }
 
   private static String payload(Pending e) {
