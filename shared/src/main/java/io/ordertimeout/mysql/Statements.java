@@ -118,9 +118,10 @@ public final class Statements {
    * each under {@link #MAX_BYTES}, every value bound once. The text on the wire is the one a JDBC
    * batch of the rows becomes (the driver's rewriteBatchedStatements), but the batch costs the
    * driver a copy of every row's bind values at {@code addBatch} and that rewrite at {@code
-   * executeBatch}, about three times the allocation per row for the same text and the same database
-   * CPU (docs/benchmarks/sweep-profile.md, where a close's allocation goes). An {@code INSERT ...
-   * SELECT} that let the server build the rows allocated less still but cost the database more.
+   * executeBatch}, two to three times the allocation per row for the same text and the same
+   * database CPU (docs/benchmarks/sweep-profile.md, where a close's allocation goes). An {@code
+   * INSERT ... SELECT} that let the server build the rows allocated less still but cost the
+   * database more.
    */
   public static final class Rows {
     private final Connection connection;
