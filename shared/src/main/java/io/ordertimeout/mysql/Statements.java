@@ -88,7 +88,7 @@ public final class Statements {
     public void row(Object... values) throws SQLException {
       int cost = rowBytes;
       for (Object v : values) {
-        cost += v instanceof String s ? literalBytes(s) : String.valueOf(v).length() + 2;
+        cost += valueBytes(v);
       }
       if (rows > 0 && used + cost > budget) {
         counts.add(ps.executeBatch());
@@ -151,10 +151,7 @@ public final class Statements {
     public void add(Object... values) throws SQLException {
       int cost = rowBytes;
       for (Object v : values) {
-        cost +=
-            v instanceof String s
-                ? literalBytes(s)
-                : v == null ? 4 : String.valueOf(v).length() + 2;
+        cost += valueBytes(v);
       }
       if (!pending.isEmpty() && used + cost > budget) {
         send();
@@ -227,6 +224,14 @@ public final class Statements {
         || cp == '\''
         || cp == '"'
         || cp == 0x1a;
+  }
+
+  /**
+   * A bound value written into the text: a string as a quoted literal, anything else as its digits
+   * (or NULL) with room for a type prefix.
+   */
+  static int valueBytes(Object value) {
+    return value instanceof String s ? literalBytes(s) : String.valueOf(value).length() + 2;
   }
 
   /** A string written as a quoted SQL literal: its UTF-8 bytes, one per escape, two quotes. */

@@ -4,6 +4,7 @@ import io.ordertimeout.mysql.DataAccessException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
+import java.util.List;
 import javax.sql.DataSource;
 
 /**
@@ -38,12 +39,13 @@ final class DemoCatalog {
     return "cpn-" + user(user);
   }
 
+  private static final String STOCK_INSERT =
+      "INSERT IGNORE INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)";
+
   static void seed(DataSource dataSource) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
-      try (PreparedStatement stock =
-          c.prepareStatement(
-              "INSERT IGNORE INTO stock (tenant_id, sku_id, available, total) VALUES ('default', ?, ?, ?)")) {
+      try (PreparedStatement stock = c.prepareStatement(STOCK_INSERT)) {
         for (int i = 0; i < SKUS; i++) {
           addStock(stock, sku(i), STOCK_PER_SKU);
         }
@@ -63,6 +65,22 @@ final class DemoCatalog {
       c.commit();
     } catch (SQLException e) {
       throw new DataAccessException("could not seed the demo SKUs and coupons", e, false);
+    }
+  }
+
+  /**
+   * {@code quantity} of each of {@code skus} for the default tenant; a SKU already there is left as
+   * it is.
+   */
+  static void seedStock(DataSource dataSource, List<String> skus, long quantity) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement stock = c.prepareStatement(STOCK_INSERT)) {
+      for (String sku : skus) {
+        addStock(stock, sku, quantity);
+      }
+      stock.executeBatch();
+    } catch (SQLException e) {
+      throw new DataAccessException("could not seed the SKUs " + skus, e, false);
     }
   }
 

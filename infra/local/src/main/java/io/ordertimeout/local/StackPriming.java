@@ -20,6 +20,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
 import javax.sql.DataSource;
 
 /**
@@ -155,14 +156,13 @@ final class StackPriming {
       pool.shutdownNow();
       pool.awaitTermination(10, TimeUnit.SECONDS);
     }
-    long unended = awaitEnded();
-    long[] ended = ended();
+    Counts ended = awaitEnded();
     return new Result(
         placed.get(),
-        ended[0],
+        ended.paid(),
         cancelled.get(),
-        ended[1],
-        unended,
+        ended.closed(),
+        ended.unpaid(),
         unexpected.get(),
         List.copyOf(unexpectedSample),
         Duration.ofNanos(System.nanoTime() - start));
@@ -224,53 +224,35 @@ final class StackPriming {
   }
 
   private void seed() {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement stock =
-            c.prepareStatement(
-                "INSERT IGNORE INTO stock (tenant_id, sku_id, available, total)"
-                    + " VALUES ('default', ?, ?, ?)")) {
-      for (int i = 0; i < SKUS; i++) {
-        stock.setString(1, sku(i));
-        stock.setLong(2, STOCK_PER_SKU);
-        stock.setLong(3, STOCK_PER_SKU);
-        stock.addBatch();
-      }
-      stock.executeBatch();
-    } catch (SQLException e) {
-      throw new DataAccessException("could not seed the priming SKUs", e, false);
-    }
+    DemoCatalog.seedStock(
+        dataSource, IntStream.range(0, SKUS).mapToObj(StackPriming::sku).toList(), STOCK_PER_SKU);
   }
 
-  /** Waits until no priming order is UNPAID, at most {@link #DRAIN}; how many still are. */
-  private long awaitEnded() throws InterruptedException {
+  /** How the priming orders stand. */
+  private record Counts(long unpaid, long paid, long closed) {}
+
+  /** Waits until no priming order is UNPAID, at most {@link #DRAIN}; how they stand then. */
+  private Counts awaitEnded() throws InterruptedException {
     long deadline = System.nanoTime() + DRAIN.toNanos();
-    long unpaid = unpaid();
-    while (unpaid > 0 && System.nanoTime() < deadline) {
+    Counts counts = counts();
+    while (counts.unpaid() > 0 && System.nanoTime() < deadline) {
       Thread.sleep(100);
-      unpaid = unpaid();
+      counts = counts();
     }
-    return unpaid;
+    return counts;
   }
 
-  private long unpaid() {
-    return count("status = 'UNPAID'");
-  }
-
-  /** The priming orders paid and closed. */
-  private long[] ended() {
-    return new long[] {count("paid_at IS NOT NULL"), count("status = 'CLOSED'")};
-  }
-
-  private long count(String condition) {
+  private Counts counts() {
     try (Connection c = dataSource.getConnection();
         PreparedStatement count =
             c.prepareStatement(
-                "SELECT COUNT(*) FROM orders WHERE tenant_id = 'default' AND order_id LIKE ? AND "
-                    + condition)) {
+                "SELECT COALESCE(SUM(status = 'UNPAID'), 0), COALESCE(SUM(paid_at IS NOT NULL), 0),"
+                    + " COALESCE(SUM(status = 'CLOSED'), 0) FROM orders"
+                    + " WHERE tenant_id = 'default' AND order_id LIKE ?")) {
       count.setString(1, ORDER_PREFIX + "%");
       try (ResultSet rs = count.executeQuery()) {
         rs.next();
-        return rs.getLong(1);
+        return new Counts(rs.getLong(1), rs.getLong(2), rs.getLong(3));
       }
     } catch (SQLException e) {
       throw new DataAccessException("could not count the priming orders", e, false);
