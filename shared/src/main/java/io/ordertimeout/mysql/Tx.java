@@ -104,19 +104,29 @@ public final class Tx {
     return c;
   }
 
+  /**
+   * The work between {@code setAutoCommit(false)} and {@code setAutoCommit(true)}, which commits:
+   * JDBC commits a transaction whose connection goes back to autocommit, and MySQL commits it on
+   * {@code SET autocommit=1}. One round trip where {@code commit()} and then back to autocommit
+   * (which the pool needs) were two; an error of that commit is this attempt's error.
+   */
   private <T> T once(Work<T> work) throws SQLException {
     try (Connection c = connection()) {
       c.setAutoCommit(false);
+      T result;
       try {
-        T result = work.run(c);
-        c.commit();
-        return result;
+        result = work.run(c);
       } catch (SQLException | RuntimeException e) {
         rollbackQuietly(c, e);
+        try {
+          c.setAutoCommit(true);
+        } catch (SQLException restoreFailure) {
+          e.addSuppressed(restoreFailure); // the pool resets a connection it gets back this way
+        }
         throw e;
-      } finally {
-        c.setAutoCommit(true);
       }
+      c.setAutoCommit(true);
+      return result;
     }
   }
 

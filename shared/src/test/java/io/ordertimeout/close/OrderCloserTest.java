@@ -8,6 +8,7 @@ import io.ordertimeout.domain.ClosedOrder;
 import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.domain.OrderItem;
 import io.ordertimeout.domain.TenantIds;
+import io.ordertimeout.payment.PaidTrade;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -128,6 +129,60 @@ class OrderCloserTest {
     assertThat(stack.app().metrics().counter("orders_closed_timeout")).isEqualTo(1);
     assertThat(stack.dump("SELECT status, locked_by_order FROM coupons"))
         .containsExactly("AVAILABLE|null|");
+  }
+
+  @Test
+  void aBatchReleasesTheLinesOfTheOrdersItClosesOnlyEachWithItsQuantity() {
+    // The locking read returns a row per line: orders of several lines beside orders it leaves
+    stack.seedSku("sku-c", 100);
+    stack.place("order-020", "u1", 1, null, new OrderItem("sku-a", 3), new OrderItem("sku-b", 2));
+    stack.place("order-021", "u1", 600, null, new OrderItem("sku-a", 4), new OrderItem("sku-c", 1));
+    stack.place(
+        "order-022",
+        "u1",
+        1,
+        null,
+        new OrderItem("sku-a", 1),
+        new OrderItem("sku-b", 5),
+        new OrderItem("sku-c", 7));
+    stack.place("order-023", "u1", 1, null, new OrderItem("sku-c", 6));
+    expireNow(stack, "order-020");
+    expireNow(stack, "order-022");
+    expireNow(stack, "order-023");
+    stack
+        .app()
+        .payments()
+        .apply(
+            new PaidTrade(
+                TenantIds.DEFAULT, "order-023", "tx-023", 100, null, PaidTrade.Source.NOTIFY));
+
+    CloseResult result =
+        stack
+            .app()
+            .closer()
+            .close(
+                TenantIds.DEFAULT,
+                List.of("order-023", "order-022", "order-021", "order-020"),
+                CloseReason.TIMEOUT);
+
+    assertThat(result.closed())
+        .extracting(ClosedOrder::orderId)
+        .containsExactly("order-020", "order-022");
+    assertThat(result.notDue()).containsOnlyKeys("order-021");
+    assertThat(result.alreadyFinal()).containsExactly("order-023");
+    assertThat(
+            stack.dump(
+                "SELECT order_id, sku_id, quantity FROM stock_movements WHERE kind = 'RELEASE'"
+                    + " ORDER BY order_id, sku_id"))
+        .containsExactly(
+            "order-020|sku-a|3|",
+            "order-020|sku-b|2|",
+            "order-022|sku-a|1|",
+            "order-022|sku-b|5|",
+            "order-022|sku-c|7|");
+    // reserved left: order-021's lines (not due); order-023's sold
+    assertThat(stack.dump("SELECT sku_id, available, reserved, sold FROM stock ORDER BY sku_id"))
+        .containsExactly("sku-a|96|4|0|", "sku-b|100|0|0|", "sku-c|93|1|6|");
   }
 
   @Test

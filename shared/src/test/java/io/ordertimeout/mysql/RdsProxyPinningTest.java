@@ -106,40 +106,101 @@ class RdsProxyPinningTest {
     }
   }
 
+  /** The stack as behind the proxy: the test's own user, the lock wait left to the server. */
+  private OtcConfig config() {
+    OtcConfig base = TestStack.testConfig(servers, schema, servers.newKeyPrefix("pinning"));
+    Waits w = base.waits();
+    return base.toBuilder()
+        .mysqlUser(user)
+        .mysqlPassword("pin-pw")
+        .waits(
+            new Waits(
+                w.functionTimeout(),
+                2,
+                w.socketTimeout(),
+                false,
+                w.weChatConnectTimeout(),
+                w.weChatReadTimeout(),
+                w.weChatStep()))
+        .build();
+  }
+
+  private static void seedSkus(Components app) {
+    new Tx(app.dataSource())
+        .inTransaction(
+            "seed",
+            c -> {
+              try (Statement s = c.createStatement()) {
+                for (int k = 0; k < SKUS; k++) {
+                  s.executeUpdate(
+                      "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', '"
+                          + sku(k)
+                          + "', 10000, 10000)");
+                }
+              }
+              return null;
+            });
+  }
+
+  /**
+   * A steady-state sweep's batch (a few dozen orders, a line each): its closing transaction is
+   * seven round trips, each a statement of its own (a closing transaction costs mostly per
+   * statement: docs/benchmarks/sweep-profile.md).
+   */
+  @Test
+  void aSteadyStateCloseBatchIsSevenRoundTrips() throws SQLException {
+    try (Components app = new Components(config())) {
+      seedSkus(app);
+      Map<String, BulkSeeder.Line> orders = new LinkedHashMap<>();
+      for (int i = 0; i < 33; i++) {
+        orders.put(String.format("steady%08d", i), new BulkSeeder.Line(sku(i), 2));
+      }
+      BulkSeeder.seedUnpaid(app.dataSource(), orders, Duration.ofMinutes(-1));
+      app.dataSource().getHikariPoolMXBean().softEvictConnections();
+      asRoot("SET GLOBAL log_output = 'TABLE'");
+      asRoot("TRUNCATE TABLE mysql.general_log");
+      asRoot("SET GLOBAL general_log = 1");
+
+      CloseResult result =
+          app.closer()
+              .close(TenantIds.DEFAULT, new ArrayList<>(orders.keySet()), CloseReason.TIMEOUT);
+
+      asRoot("SET GLOBAL general_log = 0");
+      assertThat(result.closed()).hasSize(33);
+      List<String> sent = logged();
+      int begin = sent.indexOf("SET autocommit=0");
+      assertThat(begin).as("the transaction's start in %s", sent).isGreaterThanOrEqualTo(0);
+      assertThat(sent.subList(begin, sent.size()))
+          .as("the closing transaction, statement by statement")
+          .satisfiesExactly(
+              q -> assertThat(q).isEqualTo("SET autocommit=0"),
+              q -> assertThat(q).startsWith("SELECT o.order_id").contains("JOIN order_items"),
+              q -> assertThat(q).startsWith("UPDATE orders SET status = 'CLOSED'"),
+              q -> assertThat(q).startsWith("INSERT INTO stock_movements"),
+              q -> assertThat(q).startsWith("INSERT INTO outbox"),
+              q -> assertThat(q).startsWith("UPDATE stock SET available"),
+              q ->
+                  assertThat(q)
+                      .as("the commit, going back to autocommit")
+                      .isEqualTo("SET autocommit=1"));
+      try (Connection c = app.dataSource().getConnection();
+          ResultSet rs =
+              c.createStatement()
+                  .executeQuery(
+                      "SELECT COUNT(*), SUM(quantity) FROM stock_movements WHERE kind = 'RELEASE'")) {
+        rs.next();
+        assertThat(rs.getLong(1)).as("RELEASE rows").isEqualTo(33);
+        assertThat(rs.getLong(2)).as("released").isEqualTo(66);
+      }
+      new InvariantChecker(app.dataSource()).assertHolds();
+    }
+  }
+
   @Test
   void aFiveHundredOrderCloseAndACompensationPassSendNoStatementOver16KbAndOnlyTrackedSets()
       throws SQLException {
-    OtcConfig base = TestStack.testConfig(servers, schema, servers.newKeyPrefix("pinning"));
-    Waits w = base.waits();
-    OtcConfig config =
-        base.toBuilder()
-            .mysqlUser(user)
-            .mysqlPassword("pin-pw")
-            .waits(
-                new Waits(
-                    w.functionTimeout(),
-                    2,
-                    w.socketTimeout(),
-                    false,
-                    w.weChatConnectTimeout(),
-                    w.weChatReadTimeout(),
-                    w.weChatStep()))
-            .build();
-    try (Components app = new Components(config)) {
-      new Tx(app.dataSource())
-          .inTransaction(
-              "seed",
-              c -> {
-                try (Statement s = c.createStatement()) {
-                  for (int k = 0; k < SKUS; k++) {
-                    s.executeUpdate(
-                        "INSERT INTO stock (tenant_id, sku_id, available, total) VALUES ('default', '"
-                            + sku(k)
-                            + "', 10000, 10000)");
-                  }
-                }
-                return null;
-              });
+    try (Components app = new Components(config())) {
+      seedSkus(app);
       // 32-character order ids (the column's width) and 64-character SKU ids: the widest rows
       Map<String, BulkSeeder.Line> orders = new LinkedHashMap<>();
       for (int i = 0; i < 500; i++) {
