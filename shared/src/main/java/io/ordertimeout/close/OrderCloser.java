@@ -407,7 +407,7 @@ public final class OrderCloser {
     List<String> userCancelled = eligible.stream().filter(cancelled::contains).toList();
     markClosed(c, tenantId, timedOut, reason, found.lockedAt);
     markClosed(c, tenantId, userCancelled, CloseReason.USER_CANCEL, found.lockedAt);
-    Map<String, List<OrderItem>> items = found.items;
+    Map<String, List<OrderItem>> items = OrderStore.items(c, tenantId, eligible);
     releaseLedger(c, tenantId, items);
     unlockCoupons(c, tenantId, found.couponOwners);
     List<ClosedOrder> lags = found.lags();
@@ -439,12 +439,6 @@ public final class OrderCloser {
     /** coupon id -> the eligible order that locked it, in coupon id order (the lock order). */
     final Map<String, String> couponOwners = new TreeMap<>();
 
-    /**
-     * The eligible orders' lines, by order id in id order, each order's in SKU order (the locking
-     * read's rows). An order's lines never change after it is placed.
-     */
-    final Map<String, List<OrderItem>> items = new TreeMap<>();
-
     /** Each eligible order's deadline, as the locking read found it. */
     final Map<String, LocalDateTime> expireAt = new HashMap<>();
 
@@ -470,11 +464,6 @@ public final class OrderCloser {
    * sorts them. A prepaid order is eligible only when WeChat cleared it for the very prepay_id it
    * has now: the row lock taken here is held to the commit, so no prepay can store a prepay_id
    * between this check and the closing UPDATE.
-   *
-   * <p>The same statement reads the orders' lines (a row per line, joined on the order's key), so
-   * the stock and ledger need no read of their own: a round trip of the transaction less. The join
-   * locks the line rows too; nothing else locks them (they are written once, by the placement, and
-   * read without locks), and under READ COMMITTED their record locks take no gap.
    */
   private static Classified lockAndClassify(
       Connection c,
@@ -485,14 +474,12 @@ public final class OrderCloser {
       throws SQLException {
     Classified found = new Classified();
     String sql =
-        "SELECT o.order_id, o.status, o.coupon_id, o.prepay_id,"
-            + " (o.prepay_id IS NOT NULL OR o.prepaid_at IS NOT NULL) AS prepaid,"
-            + " (o.cancel_requested_at IS NOT NULL) AS cancel_requested,"
-            + " TIMESTAMPDIFF(MICROSECOND, NOW(3), o.expire_at) AS due_in_us,"
-            + " o.expire_at, NOW(3) AS locked_at, i.sku_id, i.quantity FROM orders o"
-            + " LEFT JOIN order_items i ON i.tenant_id = o.tenant_id AND i.order_id = o.order_id"
-            + " WHERE o.tenant_id = ? AND o.order_id IN (%s) ORDER BY o.order_id, i.sku_id"
-            + " FOR UPDATE";
+        "SELECT order_id, status, coupon_id, prepay_id,"
+            + " (prepay_id IS NOT NULL OR prepaid_at IS NOT NULL) AS prepaid,"
+            + " (cancel_requested_at IS NOT NULL) AS cancel_requested,"
+            + " TIMESTAMPDIFF(MICROSECOND, NOW(3), expire_at) AS due_in_us,"
+            + " expire_at, NOW(3) AS locked_at FROM orders"
+            + " WHERE tenant_id = ? AND order_id IN (%s) ORDER BY order_id FOR UPDATE";
     // IN lists under RDS Proxy's 16 KB (Statements), taken in ascending id order: still one lock
     // order across the parts
     for (List<String> part : Statements.inLists(sql, ids.stream().sorted().toList())) {
@@ -515,14 +502,8 @@ public final class OrderCloser {
       ps.setString(1, tenantId);
       OrderStore.bind(ps, 2, ids);
       try (ResultSet rs = ps.executeQuery()) {
-        String previous = null;
         while (rs.next()) {
           String id = rs.getString("order_id");
-          if (id.equals(previous)) {
-            addLine(rs, id, found); // another line of the order just classified
-            continue;
-          }
-          previous = id;
           long dueInUs = rs.getLong("due_in_us");
           LocalDateTime lockedAt = rs.getObject("locked_at", LocalDateTime.class);
           if (found.lockedAt == null || lockedAt.isAfter(found.lockedAt)) {
@@ -546,21 +527,9 @@ public final class OrderCloser {
             if (couponId != null) {
               found.couponOwners.put(couponId, id);
             }
-            addLine(rs, id, found);
           }
         }
       }
-    }
-  }
-
-  /** The row's order line, if the order is eligible and has lines (the join is a LEFT JOIN). */
-  private static void addLine(ResultSet rs, String orderId, Classified found) throws SQLException {
-    String skuId = rs.getString("sku_id");
-    if (skuId != null && found.expireAt.containsKey(orderId)) {
-      found
-          .items
-          .computeIfAbsent(orderId, k -> new ArrayList<>())
-          .add(new OrderItem(skuId, rs.getInt("quantity")));
     }
   }
 
