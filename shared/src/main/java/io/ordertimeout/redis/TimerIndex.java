@@ -271,6 +271,13 @@ public final class TimerIndex {
         }
       }
     }
+    if (keys.isEmpty()) {
+      // nothing to claim or acknowledge: no call
+      Map<Integer, Claim> none = new LinkedHashMap<>();
+      parts.forEach(
+          part -> none.put(part.shard(), new Claim(Map.of(), OptionalLong.empty(), Map.of())));
+      return none;
+    }
     List<Object> perKey =
         CLAIM.run(
             redis,
@@ -282,6 +289,7 @@ public final class TimerIndex {
     for (int p = 0; p < parts.size(); p++) {
       ShardClaim part = parts.get(p);
       Map<TimerSet, List<String>> claimed = new LinkedHashMap<>();
+      Map<TimerSet, OptionalLong> nexts = new LinkedHashMap<>();
       OptionalLong next = OptionalLong.empty();
       for (TimerSet set : setsOf.get(p)) {
         if (part.limits().containsKey(set)) {
@@ -292,22 +300,27 @@ public final class TimerIndex {
           claimed.put(set, subjects);
         }
         String earliest = (String) perKey.get(keys.size() + k);
-        if (!earliest.isEmpty()) {
+        if (earliest.isEmpty()) {
+          nexts.put(set, OptionalLong.empty());
+        } else {
           long score = Long.parseLong(earliest);
+          nexts.put(set, OptionalLong.of(score));
           next = next.isPresent() && next.getAsLong() <= score ? next : OptionalLong.of(score);
         }
         k++;
       }
-      byShard.put(part.shard(), new Claim(claimed, next));
+      byShard.put(part.shard(), new Claim(claimed, next, nexts));
     }
     return byShard;
   }
 
   /**
    * One shard's claim: the claimed subject ids per set, and the earliest score left in the claimed
-   * sets (their next deadline or a lease expiry; empty when they hold nothing).
+   * sets (their next deadline or a lease expiry; empty when they hold nothing), over all of them
+   * ({@code next}) and per set ({@code nexts}, every set of the call).
    */
-  public record Claim(Map<TimerSet, List<String>> claimed, OptionalLong next) {}
+  public record Claim(
+      Map<TimerSet, List<String>> claimed, OptionalLong next, Map<TimerSet, OptionalLong> nexts) {}
 
   /**
    * Claims up to {@code limit} due payment timeouts of one tenant in a shard, hiding them from

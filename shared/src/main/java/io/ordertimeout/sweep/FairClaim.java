@@ -34,8 +34,10 @@ final class FairClaim {
   /**
    * The claims of several shards, each shared between tenants as above, in one first call for all
    * of them and one second call for those with leftovers ({@code shards} more than one only where
-   * {@link TimerIndex#crossShardCalls}); {@code acks} per shard ride on the first call. The calls
-   * made (one, or two with leftovers) are added to {@code calls}.
+   * {@link TimerIndex#crossShardCalls}); {@code acks} per shard ride on the first call. A set that
+   * {@code known} holds as not due is left out of the call unless it has acknowledgements; a shard
+   * with no set left and none to acknowledge makes no call. The calls made (none, one, or two with
+   * leftovers) are added to {@code calls}.
    */
   static Map<Integer, Claimed> claim(
       TimerIndex timers,
@@ -45,6 +47,7 @@ final class FairClaim {
       List<String> tenants,
       Map<DeadlineKind, Integer> budgets,
       Map<Integer, Map<TimerSet, List<String>>> acks,
+      SetNexts known,
       AtomicLong calls) {
     Map<TimerSet, Integer> shares = new LinkedHashMap<>();
     budgets.forEach(
@@ -52,20 +55,44 @@ final class FairClaim {
           int share = budget <= 0 ? 0 : Math.max(1, budget / tenants.size());
           tenants.forEach(t -> shares.put(new TimerSet(t, kind), share));
         });
+    Map<Integer, Map<TimerSet, Integer>> asked = new LinkedHashMap<>();
+    Map<Integer, OptionalLong> leftOut = new LinkedHashMap<>();
     List<TimerIndex.ShardClaim> firsts = new ArrayList<>();
     for (int shard : shards) {
-      firsts.add(new TimerIndex.ShardClaim(shard, shares, acks.getOrDefault(shard, Map.of())));
+      Map<TimerSet, List<String>> shardAcks = acks.getOrDefault(shard, Map.of());
+      Map<TimerSet, Integer> limits = new LinkedHashMap<>();
+      OptionalLong notDue = OptionalLong.empty();
+      for (Map.Entry<TimerSet, Integer> share : shares.entrySet()) {
+        OptionalLong next = known.notDue(shard, share.getKey(), nowMillis);
+        if (next.isEmpty() || shardAcks.containsKey(share.getKey())) {
+          limits.put(share.getKey(), share.getValue());
+        } else if (next.getAsLong() != Long.MAX_VALUE) {
+          notDue = lower(notDue, next);
+        }
+      }
+      asked.put(shard, limits);
+      leftOut.put(shard, notDue);
+      if (!limits.isEmpty() || !shardAcks.isEmpty()) {
+        firsts.add(new TimerIndex.ShardClaim(shard, limits, shardAcks));
+      }
     }
-    Map<Integer, TimerIndex.Claim> first = timers.claim(firsts, nowMillis, leaseMillis);
-    calls.incrementAndGet();
+    Map<Integer, TimerIndex.Claim> first = Map.of();
+    if (!firsts.isEmpty()) {
+      first = timers.claim(firsts, nowMillis, leaseMillis);
+      calls.incrementAndGet();
+    }
     Map<Integer, Map<TimerSet, List<String>>> got = new LinkedHashMap<>();
     Map<Integer, Map<TimerSet, Integer>> seconds = new LinkedHashMap<>();
     List<TimerIndex.ShardClaim> secondCalls = new ArrayList<>();
     for (int shard : shards) {
       Map<TimerSet, List<String>> sets = new LinkedHashMap<>();
-      first.get(shard).claimed().forEach((set, ids) -> sets.put(set, new ArrayList<>(ids)));
+      TimerIndex.Claim answer = first.get(shard);
+      if (answer != null) {
+        answer.claimed().forEach((set, ids) -> sets.put(set, new ArrayList<>(ids)));
+        answer.nexts().forEach((set, next) -> known.claimed(shard, set, next));
+      }
       got.put(shard, sets);
-      Map<TimerSet, Integer> left = leftovers(budgets, shares, sets);
+      Map<TimerSet, Integer> left = leftovers(budgets, asked.get(shard), sets);
       seconds.put(shard, left);
       if (!left.isEmpty()) {
         secondCalls.add(new TimerIndex.ShardClaim(shard, left, Map.of()));
@@ -79,15 +106,20 @@ final class FairClaim {
     Map<Integer, Claimed> claimed = new LinkedHashMap<>();
     for (int shard : shards) {
       Map<TimerSet, List<String>> sets = got.get(shard);
-      OptionalLong next = first.get(shard).next();
+      TimerIndex.Claim answer = first.get(shard);
+      // the sets left out count with what their last claim left: the shard's wake-up stays right
+      OptionalLong next =
+          lower(answer == null ? OptionalLong.empty() : answer.next(), leftOut.get(shard));
       TimerIndex.Claim more = second.get(shard);
       if (more != null) {
         more.claimed().forEach((set, ids) -> sets.get(set).addAll(ids));
+        more.nexts().forEach((set, left) -> known.claimed(shard, set, left));
         next = lower(next, more.next());
       }
       boolean full = false;
       for (Map.Entry<TimerSet, List<String>> set : sets.entrySet()) {
-        int limit = shares.get(set.getKey()) + seconds.get(shard).getOrDefault(set.getKey(), 0);
+        int limit =
+            asked.get(shard).get(set.getKey()) + seconds.get(shard).getOrDefault(set.getKey(), 0);
         full |= limit > 0 && set.getValue().size() >= limit;
       }
       claimed.put(shard, new Claimed(sets, full, next));

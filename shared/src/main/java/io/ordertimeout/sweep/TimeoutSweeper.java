@@ -81,6 +81,9 @@ public final class TimeoutSweeper {
 
   private final NextDeadlines nextDue;
 
+  /** What each set's last claim left: the claims leave out the sets with nothing due. */
+  private final SetNexts setNexts;
+
   /** The closers' acknowledgements, removed with the next claim of their shard. */
   private final PendingAcks acks;
 
@@ -220,6 +223,7 @@ public final class TimeoutSweeper {
     this.metrics = metrics;
     this.settings = settings;
     this.nextDue = new NextDeadlines(timers, settings.poll());
+    this.setNexts = new SetNexts(settings.poll());
     this.gather = settings.gather().toMillis();
     this.acks = new PendingAcks(timers);
     this.claimedCloser = new ClaimedCloser(closer.withAcks(acks), events, metrics);
@@ -441,6 +445,7 @@ public final class TimeoutSweeper {
                 open,
                 otherKinds.limits(perShard),
                 finished,
+                setNexts,
                 counters.claimCalls);
         visited.addAll(due);
       } catch (RuntimeException e) {

@@ -6,6 +6,7 @@ import io.ordertimeout.domain.DeadlineKind;
 import io.ordertimeout.redis.TimerIndex;
 import io.ordertimeout.redis.TimerIndex.TimerSet;
 import io.ordertimeout.testing.TestStack;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.parallel.Isolated;
 class FairClaimTest {
   private static final TimerSet A = new TimerSet("shop-a", DeadlineKind.PAYMENT_TIMEOUT);
   private static final TimerSet B = new TimerSet("shop-b", DeadlineKind.PAYMENT_TIMEOUT);
+  private static final Duration POLL = Duration.ofMillis(50);
 
   private final TestStack stack = TestStack.create("fair-claim");
   private final TimerIndex timers = stack.app().timers();
@@ -55,6 +57,7 @@ class FairClaimTest {
             tenants,
             Map.of(DeadlineKind.PAYMENT_TIMEOUT, budget),
             Map.of(),
+            new SetNexts(POLL),
             new AtomicLong())
         .get(0);
   }
@@ -128,6 +131,7 @@ class FairClaimTest {
             List.of("shop-a", "shop-b"),
             Map.of(DeadlineKind.PAYMENT_TIMEOUT, 200),
             Map.of(),
+            new SetNexts(POLL),
             new AtomicLong());
 
     assertThat(claimed.get(0).sets().get(B)).hasSize(5);
@@ -143,5 +147,74 @@ class FairClaimTest {
         .isLessThanOrEqualTo(now - 1_000);
     // a first call for the three shards, a second for shard 0's leftover only
     assertThat(redis.info("commandstats")).contains("cmdstat_evalsha:calls=2,");
+  }
+
+  /**
+   * A claim of shard 0 for both tenants through {@code known}, counting its calls in {@code calls}.
+   */
+  private FairClaim.Claimed claim(
+      SetNexts known, Map<TimerSet, List<String>> acks, AtomicLong calls) {
+    return FairClaim.claim(
+            timers,
+            List.of(0),
+            now,
+            30_000,
+            List.of("shop-a", "shop-b"),
+            Map.of(DeadlineKind.PAYMENT_TIMEOUT, 200),
+            acks.isEmpty() ? Map.of() : Map.of(0, acks),
+            known,
+            calls)
+        .get(0);
+  }
+
+  @Test
+  void aSetWithNothingDueIsLeftOutForAPollAndCountsInTheShardsNextDeadline() {
+    due(A, "sale-", 3);
+    String later = "later-0";
+    for (int i = 1; timers.shardOf(later) != 0; i++) {
+      later = "later-" + i;
+    }
+    timers.scheduleAll(B.tenantId(), B.kind(), Map.of(later, now + 10_000));
+    long[] nanos = {0};
+    SetNexts known = new SetNexts(POLL, () -> nanos[0]);
+    AtomicLong calls = new AtomicLong();
+
+    FairClaim.Claimed first = claim(known, Map.of(), calls);
+    assertThat(first.sets().get(A)).hasSize(3);
+    assertThat(first.sets().get(B)).isEmpty();
+    assertThat(calls).hasValue(1);
+
+    // B gets two due timers; within the poll its last claim (next due in 10 s) stands
+    due(B, "late-", 2);
+    FairClaim.Claimed second = claim(known, Map.of(), calls);
+    assertThat(second.sets()).as("both sets left out: A leased, B not due when read").isEmpty();
+    assertThat(calls).as("no call for a shard with every set left out").hasValue(1);
+    assertThat(second.next()).as("B's deadline, known from its last claim").hasValue(now + 10_000);
+    assertThat(second.full()).isFalse();
+
+    nanos[0] += POLL.toNanos();
+    FairClaim.Claimed third = claim(known, Map.of(), calls);
+    assertThat(third.sets().get(B)).as("after a poll every set is claimed again").hasSize(2);
+    assertThat(third.sets().get(A)).isEmpty();
+    assertThat(calls).hasValue(2);
+    assertThat(third.next()).hasValue(now + 10_000);
+  }
+
+  @Test
+  void aSetLeftOutIsStillCalledForItsAcknowledgements() {
+    due(A, "sale-", 3);
+    SetNexts known = new SetNexts(POLL, () -> 0L);
+    AtomicLong calls = new AtomicLong();
+    List<String> taken = claim(known, Map.of(), calls).sets().get(A);
+    assertThat(taken).hasSize(3);
+
+    FairClaim.Claimed acked = claim(known, Map.of(A, taken), calls);
+
+    assertThat(calls).hasValue(2);
+    assertThat(acked.sets()).as("nothing claimed: A leased, B empty").doesNotContainKey(B);
+    assertThat(stack.app().redis().sync().zcard(timers.timersKey(A.tenantId(), 0, A.kind())))
+        .as("A's acknowledged timers removed")
+        .isZero();
+    assertThat(acked.next()).as("A empty now, B empty").isEmpty();
   }
 }
