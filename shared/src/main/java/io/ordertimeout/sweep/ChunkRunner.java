@@ -44,29 +44,16 @@ interface ChunkRunner {
 
   /**
    * Splits claimed orders into at most {@code parallelism} chunks of at most {@code batch}, none
-   * smaller than {@code minChunk} unless it is the only one, each a range of the ids in order.
-   *
-   * <p>Ranges, because the claims come shard by shard and the shards are hashes of the ids: chunks
-   * cut from the claims in that order each hold every fourth id or so of the pass, and the closing
-   * transactions running at once lock and write rows next to each other's in every index keyed by
-   * order (the orders, their ledger and outbox rows). Cut from the sorted ids, they work on
-   * disjoint ranges; with ids that grow with time (the usual order number), a range is also a span
-   * of deadlines.
+   * smaller than {@code minChunk} unless it is the only one.
    */
   static List<List<String>> split(List<String> claimed, int batch, int parallelism, int minChunk) {
     int bySize = (claimed.size() + batch - 1) / batch;
     int byThreads = Math.min(parallelism, Math.max(1, claimed.size() / minChunk));
     int count = Math.max(bySize, byThreads);
     List<List<String>> chunks = new java.util.ArrayList<>(count);
-    if (count == 1) {
-      chunks.add(claimed); // one transaction: OrderCloser sorts its ids for the lock order
-      return chunks;
-    }
-    List<String> sorted = new java.util.ArrayList<>(claimed);
-    java.util.Collections.sort(sorted);
-    int size = (sorted.size() + count - 1) / count;
-    for (int from = 0; from < sorted.size(); from += size) {
-      chunks.add(sorted.subList(from, Math.min(sorted.size(), from + size)));
+    int size = (claimed.size() + count - 1) / count;
+    for (int from = 0; from < claimed.size(); from += size) {
+      chunks.add(claimed.subList(from, Math.min(claimed.size(), from + size)));
     }
     return chunks;
   }
