@@ -184,15 +184,12 @@ class RdsProxyPinningTest {
                   assertThat(q)
                       .as("the commit, going back to autocommit")
                       .isEqualTo("SET autocommit=1"));
-      try (Connection c = app.dataSource().getConnection();
-          ResultSet rs =
-              c.createStatement()
-                  .executeQuery(
-                      "SELECT COUNT(*), SUM(quantity) FROM stock_movements WHERE kind = 'RELEASE'")) {
-        rs.next();
-        assertThat(rs.getLong(1)).as("RELEASE rows").isEqualTo(33);
-        assertThat(rs.getLong(2)).as("released").isEqualTo(66);
-      }
+      assertThat(
+              firstRow(
+                  app,
+                  "SELECT COUNT(*), SUM(quantity) FROM stock_movements WHERE kind = 'RELEASE'"))
+          .as("RELEASE rows, released")
+          .containsExactly(33L, 66L);
       new InvariantChecker(app.dataSource()).assertHolds();
     }
   }
@@ -258,22 +255,27 @@ class RdsProxyPinningTest {
       for (String set : sets) {
         assertThat(tracked(set)).as("SET that RDS Proxy tracks: %s", set).isTrue();
       }
-      try (Connection c = app.dataSource().getConnection();
-          ResultSet rs =
-              c.createStatement()
-                  .executeQuery("SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'")) {
-        rs.next();
-        assertThat(rs.getLong(1)).isEqualTo(500);
-      }
-      try (Connection c = app.dataSource().getConnection();
-          ResultSet rs =
-              c.createStatement()
-                  .executeQuery(
-                      "SELECT COUNT(DISTINCT event_id) FROM outbox WHERE event_type = 'closed'")) {
-        rs.next();
-        assertThat(rs.getLong(1)).as("a closed event per order, each its own id").isEqualTo(500);
-      }
+      assertThat(firstRow(app, "SELECT COUNT(*) FROM stock_movements WHERE kind = 'RELEASE'"))
+          .containsExactly(500L);
+      assertThat(
+              firstRow(
+                  app, "SELECT COUNT(DISTINCT event_id) FROM outbox WHERE event_type = 'closed'"))
+          .as("a closed event per order, each its own id")
+          .containsExactly(500L);
       new InvariantChecker(app.dataSource()).assertHolds();
+    }
+  }
+
+  /** The first row of {@code sql}'s answer, every column as a number, read through the pool. */
+  private static long[] firstRow(Components app, String sql) throws SQLException {
+    try (Connection c = app.dataSource().getConnection();
+        ResultSet rs = c.createStatement().executeQuery(sql)) {
+      assertThat(rs.next()).as("a row of %s", sql).isTrue();
+      long[] row = new long[rs.getMetaData().getColumnCount()];
+      for (int i = 0; i < row.length; i++) {
+        row[i] = rs.getLong(i + 1);
+      }
+      return row;
     }
   }
 
