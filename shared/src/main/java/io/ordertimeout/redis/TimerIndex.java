@@ -271,13 +271,6 @@ public final class TimerIndex {
         }
       }
     }
-    if (keys.isEmpty()) {
-      // nothing to claim or acknowledge: no call
-      Map<Integer, Claim> none = new LinkedHashMap<>();
-      parts.forEach(
-          part -> none.put(part.shard(), new Claim(Map.of(), OptionalLong.empty(), Map.of())));
-      return none;
-    }
     List<Object> perKey =
         CLAIM.run(
             redis,
@@ -290,7 +283,6 @@ public final class TimerIndex {
       ShardClaim part = parts.get(p);
       Map<TimerSet, List<String>> claimed = new LinkedHashMap<>();
       Map<TimerSet, OptionalLong> nexts = new LinkedHashMap<>();
-      OptionalLong next = OptionalLong.empty();
       for (TimerSet set : setsOf.get(p)) {
         if (part.limits().containsKey(set)) {
           List<String> subjects = new ArrayList<>();
@@ -300,27 +292,29 @@ public final class TimerIndex {
           claimed.put(set, subjects);
         }
         String earliest = (String) perKey.get(keys.size() + k);
-        if (earliest.isEmpty()) {
-          nexts.put(set, OptionalLong.empty());
-        } else {
-          long score = Long.parseLong(earliest);
-          nexts.put(set, OptionalLong.of(score));
-          next = next.isPresent() && next.getAsLong() <= score ? next : OptionalLong.of(score);
-        }
+        nexts.put(
+            set,
+            earliest.isEmpty() ? OptionalLong.empty() : OptionalLong.of(Long.parseLong(earliest)));
         k++;
       }
-      byShard.put(part.shard(), new Claim(claimed, next, nexts));
+      byShard.put(part.shard(), new Claim(claimed, nexts));
     }
     return byShard;
   }
 
   /**
-   * One shard's claim: the claimed subject ids per set, and the earliest score left in the claimed
-   * sets (their next deadline or a lease expiry; empty when they hold nothing), over all of them
-   * ({@code next}) and per set ({@code nexts}, every set of the call).
+   * One shard's claim: the claimed subject ids per set, and the earliest score left in each set of
+   * the call (its next deadline or a lease expiry; empty when it holds nothing).
    */
-  public record Claim(
-      Map<TimerSet, List<String>> claimed, OptionalLong next, Map<TimerSet, OptionalLong> nexts) {}
+  public record Claim(Map<TimerSet, List<String>> claimed, Map<TimerSet, OptionalLong> nexts) {
+    /** The earliest score left over every set of the call; empty when they hold nothing. */
+    public OptionalLong next() {
+      return nexts.values().stream()
+          .filter(OptionalLong::isPresent)
+          .mapToLong(OptionalLong::getAsLong)
+          .min();
+    }
+  }
 
   /**
    * Claims up to {@code limit} due payment timeouts of one tenant in a shard, hiding them from

@@ -133,7 +133,7 @@ class OrderCloserTest {
 
   @Test
   void aBatchReleasesTheLinesOfTheOrdersItClosesOnlyEachWithItsQuantity() {
-    // The locking read returns a row per line: orders of several lines beside orders it leaves
+    // orders of several lines beside orders the batch leaves (not due, paid)
     stack.seedSku("sku-c", 100);
     stack.place("order-020", "u1", 1, null, new OrderItem("sku-a", 3), new OrderItem("sku-b", 2));
     stack.place("order-021", "u1", 600, null, new OrderItem("sku-a", 4), new OrderItem("sku-c", 1));
