@@ -34,6 +34,10 @@ import java.util.zip.CRC32;
 public final class TimerIndex {
   private static final LuaScript CLAIM = LuaScript.load("claimDue-4");
   private static final LuaScript NEXT_DUE = LuaScript.load("nextDue-2");
+  private static final LuaScript REMOVE = LuaScript.load("removeTimers-1");
+
+  /** Members of one removal call at most (several shards' sets until past it). */
+  static final int REMOVE_CALL_MEMBERS = 2_000;
 
   private final RedisClusterCommands<String, String> redis;
   private final String prefix;
@@ -327,14 +331,46 @@ public final class TimerIndex {
     return claimDue(shard, nowMillis, leaseMillis, Map.of(set, limit)).get(set);
   }
 
-  /** Removes deadlines of one tenant and kind: applied, moved elsewhere, or no longer pending. */
+  /**
+   * Removes deadlines of one tenant and kind: applied, moved elsewhere, or no longer pending. Where
+   * Redis is a single node the shards' sets go in one script call (up to {@link
+   * #REMOVE_CALL_MEMBERS} members a call), else a ZREM per shard.
+   */
   public void remove(String tenantId, DeadlineKind kind, Collection<String> subjectIds) {
     Map<Integer, List<String>> byShard = new TreeMap<>();
     subjectIds.forEach(
         id -> byShard.computeIfAbsent(shardOf(id), s -> new ArrayList<>()).add(kind.member(id)));
-    byShard.forEach(
-        (shard, members) ->
-            redis.zrem(timersKey(tenantId, shard, kind), members.toArray(String[]::new)));
+    if (!crossShardCalls || byShard.size() < 2) {
+      byShard.forEach(
+          (shard, members) ->
+              redis.zrem(timersKey(tenantId, shard, kind), members.toArray(String[]::new)));
+      return;
+    }
+    List<String> keys = new ArrayList<>();
+    List<String> counts = new ArrayList<>();
+    List<String> members = new ArrayList<>();
+    for (Map.Entry<Integer, List<String>> shard : byShard.entrySet()) {
+      keys.add(timersKey(tenantId, shard.getKey(), kind));
+      counts.add(Integer.toString(shard.getValue().size()));
+      members.addAll(shard.getValue());
+      if (members.size() >= REMOVE_CALL_MEMBERS) {
+        removeCall(keys, counts, members);
+      }
+    }
+    if (!keys.isEmpty()) {
+      removeCall(keys, counts, members);
+    }
+  }
+
+  private void removeCall(List<String> keys, List<String> counts, List<String> members) {
+    List<String> args = new ArrayList<>(counts.size() + members.size());
+    args.addAll(counts);
+    args.addAll(members);
+    REMOVE.<Long>run(
+        redis, ScriptOutputType.INTEGER, keys.toArray(String[]::new), args.toArray(String[]::new));
+    keys.clear();
+    counts.clear();
+    members.clear();
   }
 
   /** The payment timeout of a tenant's order, if scheduled (or claimed: then its lease expiry). */

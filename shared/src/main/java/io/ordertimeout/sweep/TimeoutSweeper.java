@@ -262,8 +262,12 @@ public final class TimeoutSweeper {
                     held.token());
                 return PollingLoop.STOP;
               }
+              // One read of the timer clock a pass: the wait below counts from it on this host's
+              // monotonic clock (a few milliseconds later) rather than asking Redis again.
+              long now = time.nowMillis();
+              long nowRead = System.nanoTime();
               int claimed =
-                  TimeoutSweeper.this.pass(held.held(), tenants, counters, closers, budget);
+                  TimeoutSweeper.this.pass(held.held(), tenants, counters, closers, budget, now);
               counters.passes.incrementAndGet();
               if (claimed > 0 && lastPassFull) {
                 return 0;
@@ -271,7 +275,9 @@ public final class TimeoutSweeper {
               // Nothing more is due now: another pass would only cost a claim per shard. After a
               // pass that claimed, the next one gathers for a while (Settings#gather) even when a
               // deadline is due sooner.
-              long wait = nextDue.waitMillis(held.held(), tenants, time.nowMillis());
+              long wait =
+                  nextDue.waitMillis(
+                      held.held(), tenants, now + (System.nanoTime() - nowRead) / 1_000_000);
               if (claimed > 0) {
                 wait = Math.max(wait, gather - (System.nanoTime() - passStarted) / 1_000_000);
               }
@@ -339,10 +345,11 @@ public final class TimeoutSweeper {
       List<String> tenants,
       SweepCounters counters,
       ChunkRunner closers,
-      TimeBudget budget) {
+      TimeBudget budget,
+      long now) {
     Map<TimerSet, List<String>> others = new LinkedHashMap<>();
     Set<Integer> visited = new HashSet<>();
-    Map<String, List<String>> claimed = claimAll(held, tenants, counters, others, visited);
+    Map<String, List<String>> claimed = claimAll(held, tenants, counters, others, visited, now);
     // what no claim of this pass carried: the shards it did not claim, and any it no longer holds
     acks.flush(shard -> !visited.contains(shard));
     int total = claimed.values().stream().mapToInt(List::size).sum();
@@ -388,7 +395,8 @@ public final class TimeoutSweeper {
       List<String> tenants,
       SweepCounters counters,
       Map<TimerSet, List<String>> others,
-      Set<Integer> visited) {
+      Set<Integer> visited,
+      long now) {
     Map<String, List<String>> claimed = new LinkedHashMap<>();
     if (held.isEmpty() || tenants.isEmpty()) {
       return claimed;
@@ -397,7 +405,6 @@ public final class TimeoutSweeper {
     int count = 0;
     List<Integer> shards = new ArrayList<>(held);
     int first = (int) (counters.passes.get() % shards.size());
-    long now = time.nowMillis();
     boolean trusted = nextDue.trusted();
     lastPassFull = false;
     Map<String, Integer> perTenant = new HashMap<>();

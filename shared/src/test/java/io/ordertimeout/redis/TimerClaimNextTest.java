@@ -118,6 +118,60 @@ class TimerClaimNextTest {
   }
 
   @Test
+  void aRemovalAcrossShardsTakesOnlyItsTenantsAndKindsMembersAsAZremPerShardDoes() {
+    stack = TestStack.create("remove-shards", c -> c.toBuilder().timerShards(16).build(), null);
+    TimerIndex timers = stack.app().timers();
+    assertThat(timers.crossShardCalls()).as("the embedded Redis is one node").isTrue();
+    TimerIndex onACluster =
+        new TimerIndex(stack.app().redis().sync(), stack.app().config().keyPrefix(), 16, false);
+    long now = stack.app().time().nowMillis();
+    String other = "tenant-b";
+    // 5,000 orders over the 16 shards: more than one call's 2,000 members, chunks of 200 inside
+    Map<String, Long> deadlines = new LinkedHashMap<>();
+    for (int i = 0; i < 5_000; i++) {
+      deadlines.put(String.format("o-%04d", i), now + 60_000 + i);
+    }
+    List<String> ids = new ArrayList<>(deadlines.keySet());
+    timers.scheduleAll(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, deadlines);
+    timers.scheduleAll(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, deadlines);
+    timers.scheduleAll(other, DeadlineKind.PAYMENT_TIMEOUT, deadlines);
+
+    List<String> gone = ids.subList(0, 4_500);
+    timers.remove(TenantIds.DEFAULT, DeadlineKind.PAYMENT_TIMEOUT, gone);
+    // the same removal where Redis is a cluster (a ZREM per shard) of another tenant's same ids
+    onACluster.remove(other, DeadlineKind.PAYMENT_TIMEOUT, gone);
+    // ids of no timer and an empty batch remove nothing
+    timers.remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of("no-such-1", "no-such-2"));
+    timers.remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of());
+
+    for (String tenant : List.of(TenantIds.DEFAULT, other)) {
+      List<String> left = new ArrayList<>();
+      for (int shard = 0; shard < 16; shard++) {
+        left.addAll(
+            stack
+                .app()
+                .redis()
+                .sync()
+                .zrange(timers.timersKey(tenant, shard, DeadlineKind.PAYMENT_TIMEOUT), 0, -1));
+      }
+      assertThat(left).as(tenant).containsExactlyInAnyOrderElementsOf(ids.subList(4_500, 5_000));
+    }
+    assertThat(timers.deadlineOf(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, "o-0000"))
+        .as("another kind's timer of a removed order stays")
+        .hasValue(now + 60_000);
+    long receipts = 0;
+    for (int shard = 0; shard < 16; shard++) {
+      receipts +=
+          stack
+              .app()
+              .redis()
+              .sync()
+              .zcard(timers.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.AUTO_RECEIPT));
+    }
+    assertThat(receipts).isEqualTo(5_000);
+  }
+
+  @Test
   void acknowledgementsRideOnTheClaimAndGoBeforeIt() {
     stack = TestStack.create("claim-acks", c -> c.toBuilder().timerShards(1).build(), null);
     TimerIndex timers = stack.app().timers();

@@ -3,11 +3,14 @@ package io.ordertimeout.sweep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.OrderItem;
+import io.ordertimeout.redis.ShardLeases;
+import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +53,53 @@ class SweepClaimCallsTest {
     assertThat(stats.claimCalls())
         .as("one claim call a pass (%s)", stats)
         .isEqualTo(stats.passes());
+    assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"))
+        .isEqualTo(ids.size());
+  }
+
+  @Test
+  void aPassReadsTheTimerClockOnce() {
+    stack =
+        TestStack.create(
+            "claim-clock", c -> c.toBuilder().dbPoolSize(4).timerShards(16).build(), null);
+    stack.seedSku("sku-a", 1_000);
+    List<String> ids =
+        stack.bulkPlace("clock-", 64, Duration.ofSeconds(-1), i -> new OrderItem("sku-a", 1));
+    var app = stack.app();
+    var c = app.config();
+    AtomicLong reads = new AtomicLong();
+    TimeSource counted =
+        () -> {
+          reads.incrementAndGet();
+          return app.time().nowMillis();
+        };
+    TimeoutSweeper sweeper =
+        new TimeoutSweeper(
+            app.timers(),
+            new ShardLeases(app.redis().sync()),
+            app.closer(),
+            app.events(),
+            counted,
+            app.metrics(),
+            new TimeoutSweeper.Settings(
+                c.sweepBatch(),
+                c.claimLease(),
+                c.sweepPoll(),
+                c.invocationMargin(),
+                4,
+                Duration.ZERO,
+                TimeoutSweeper.DEFAULT_KIND_BATCH,
+                1,
+                c.sweep().gather()),
+            app.tenants()::all);
+
+    SweepStats stats = sweeper.run(budget(Duration.ofMillis(1_500)));
+
+    assertThat(stats.closed()).isEqualTo(ids.size());
+    // Redis TIME is a round trip: a pass asked twice (its claim, then its wait) before
+    assertThat(reads.get())
+        .as("the run's lease token, then one read a pass (%s)", stats)
+        .isEqualTo(stats.passes() + 1);
     assertThat(stack.count("SELECT COUNT(*) FROM orders WHERE status = 'CLOSED'"))
         .isEqualTo(ids.size());
   }
