@@ -37,7 +37,7 @@ public final class TimerIndex {
   private static final LuaScript REMOVE = LuaScript.load("removeTimers-1");
 
   /** Members of one removal call at most (several shards' sets until past it). */
-  static final int REMOVE_CALL_MEMBERS = 2_000;
+  private static final int REMOVE_CALL_MEMBERS = 2_000;
 
   private final RedisClusterCommands<String, String> redis;
   private final String prefix;

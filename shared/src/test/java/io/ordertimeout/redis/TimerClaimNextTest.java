@@ -144,15 +144,12 @@ class TimerClaimNextTest {
     timers.remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of("no-such-1", "no-such-2"));
     timers.remove(TenantIds.DEFAULT, DeadlineKind.AUTO_RECEIPT, List.of());
 
+    var redis = stack.app().redis().sync();
     for (String tenant : List.of(TenantIds.DEFAULT, other)) {
       List<String> left = new ArrayList<>();
       for (int shard = 0; shard < 16; shard++) {
         left.addAll(
-            stack
-                .app()
-                .redis()
-                .sync()
-                .zrange(timers.timersKey(tenant, shard, DeadlineKind.PAYMENT_TIMEOUT), 0, -1));
+            redis.zrange(timers.timersKey(tenant, shard, DeadlineKind.PAYMENT_TIMEOUT), 0, -1));
       }
       assertThat(left).as(tenant).containsExactlyInAnyOrderElementsOf(ids.subList(4_500, 5_000));
     }
@@ -162,11 +159,7 @@ class TimerClaimNextTest {
     long receipts = 0;
     for (int shard = 0; shard < 16; shard++) {
       receipts +=
-          stack
-              .app()
-              .redis()
-              .sync()
-              .zcard(timers.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.AUTO_RECEIPT));
+          redis.zcard(timers.timersKey(TenantIds.DEFAULT, shard, DeadlineKind.AUTO_RECEIPT));
     }
     assertThat(receipts).isEqualTo(5_000);
   }

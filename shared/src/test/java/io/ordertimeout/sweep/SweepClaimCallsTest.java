@@ -3,8 +3,6 @@ package io.ordertimeout.sweep;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.ordertimeout.domain.OrderItem;
-import io.ordertimeout.redis.ShardLeases;
-import io.ordertimeout.redis.TimeSource;
 import io.ordertimeout.testing.Await;
 import io.ordertimeout.testing.TestStack;
 import java.time.Duration;
@@ -65,35 +63,22 @@ class SweepClaimCallsTest {
     stack.seedSku("sku-a", 1_000);
     List<String> ids =
         stack.bulkPlace("clock-", 64, Duration.ofSeconds(-1), i -> new OrderItem("sku-a", 1));
-    var app = stack.app();
-    var c = app.config();
     AtomicLong reads = new AtomicLong();
-    TimeSource counted =
-        () -> {
-          reads.incrementAndGet();
-          return app.time().nowMillis();
-        };
-    TimeoutSweeper sweeper =
-        new TimeoutSweeper(
-            app.timers(),
-            new ShardLeases(app.redis().sync()),
-            app.closer(),
-            app.events(),
-            counted,
-            app.metrics(),
-            new TimeoutSweeper.Settings(
-                c.sweepBatch(),
-                c.claimLease(),
-                c.sweepPoll(),
-                c.invocationMargin(),
-                4,
-                Duration.ZERO,
-                TimeoutSweeper.DEFAULT_KIND_BATCH,
-                1,
-                c.sweep().gather()),
-            app.tenants()::all);
-
-    SweepStats stats = sweeper.run(budget(Duration.ofMillis(1_500)));
+    // a second wiring of the same keys whose timer clock counts its reads
+    TestStack counting =
+        TestStack.sharing(
+            stack,
+            redisTime ->
+                () -> {
+                  reads.incrementAndGet();
+                  return redisTime.nowMillis();
+                });
+    SweepStats stats;
+    try {
+      stats = counting.app().newSweeper().run(budget(Duration.ofMillis(1_500)));
+    } finally {
+      counting.app().close();
+    }
 
     assertThat(stats.closed()).isEqualTo(ids.size());
     // Redis TIME is a round trip: a pass asked twice (its claim, then its wait) before

@@ -181,11 +181,18 @@ public final class TestStack implements AutoCloseable {
    * shifted by {@code skewMillis}. Closing it closes its clients only.
    */
   public static TestStack sharing(TestStack other, long skewMillis) {
+    return sharing(other, redisTime -> redisTime.skewed(skewMillis));
+  }
+
+  /**
+   * A second wiring over the same schema and keys whose clock is {@code clock} applied to Redis
+   * TIME (a skew, a counter of reads). Closing it closes its clients only.
+   */
+  public static TestStack sharing(TestStack other, UnaryOperator<TimeSource> clock) {
     Components base = other.app;
-    TimeSource skewed =
-        new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()).skewed(skewMillis);
+    TimeSource time = clock.apply(new io.ordertimeout.redis.RedisTimeSource(base.redis().sync()));
     return new TestStack(
-        other.servers, other.schema, new Components(base.config(), skewed, base.gateway()));
+        other.servers, other.schema, new Components(base.config(), time, base.gateway()));
   }
 
   /**
